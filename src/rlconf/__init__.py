@@ -1,0 +1,40 @@
+"""rlconf: typed, validated, builder-style configs for reinforcement learning.
+
+``import rlconf`` loads pydantic and typing-extensions only; the runtime (torch, ray) is
+imported when an algorithm is built.
+"""
+
+from rlconf import sweep
+from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.algorithms.a2c import A2CConfig
+from rlconf.algorithms.pg import PGConfig
+from rlconf.algorithms.ppo import PPOConfig
+from rlconf.errors import ConfigError, FieldIssue
+from rlconf.fluent import NOT_SET
+from rlconf.policy_spec import PolicySpec
+from rlconf.registry import (
+    algorithm_class_path,
+    get_algorithm_class,
+    get_config_class,
+    list_algorithms,
+    register_algorithm,
+)
+
+__all__ = [
+    "NOT_SET",
+    "A2CConfig",
+    "AlgorithmConfig",
+    "ConfigError",
+    "FieldIssue",
+    "PGConfig",
+    "PPOConfig",
+    "PolicySpec",
+    "algorithm_class_path",
+    "get_algorithm_class",
+    "get_config_class",
+    "list_algorithms",
+    "register_algorithm",
+    "sweep",
+]
+
+__version__ = "0.1.0"

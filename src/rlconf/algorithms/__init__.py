@@ -1,0 +1,1 @@
+"""Per-algorithm configs: each adds its own training fields and defaults."""

@@ -1,0 +1,39 @@
+"""Training fields shared by the policy-gradient family (declared once, used by PPO, A2C, PG)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from rlconf.field_types import NonNegFloat, PosFloat, Schedule, UnitFloat
+
+
+class LRScheduleArgs(TypedDict, total=False):
+    lr_schedule: Annotated[
+        Schedule | None,
+        Field(description="Piecewise-linear lr over timesteps: [[t, lr], ...]; overrides lr."),
+    ]
+
+
+class GradClipArgs(TypedDict, total=False):
+    grad_clip: Annotated[
+        PosFloat | None, Field(description="Clip the global gradient norm to this; None: off.")
+    ]
+
+
+class ActorCriticArgs(TypedDict, total=False):
+    use_critic: Annotated[
+        bool, Field(description="Learn a value function as a baseline for advantages.")
+    ]
+    use_gae: Annotated[
+        bool, Field(description="Use generalised advantage estimation (needs the critic).")
+    ]
+    lambda_: Annotated[UnitFloat, Field(description="GAE lambda.")]
+    vf_loss_coeff: Annotated[NonNegFloat, Field(description="Weight of the value loss.")]
+    entropy_coeff: Annotated[NonNegFloat, Field(description="Weight of the entropy bonus.")]
+    entropy_coeff_schedule: Annotated[
+        Schedule | None,
+        Field(description="Piecewise-linear entropy_coeff over timesteps: [[t, coeff], ...]."),
+    ]

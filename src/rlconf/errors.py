@@ -1,0 +1,65 @@
+"""The one exception type of the config SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+_MAX_REPR = 80
+
+
+def short_repr(value: Any) -> str:
+    """A bounded ``repr`` so that a huge value never floods an error message."""
+    try:
+        text = repr(value)
+    except Exception:  # a broken __repr__ must not hide the real error
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+
+
+@dataclass(frozen=True)
+class FieldIssue:
+    """One problem with one field: where, what was given, what is wrong, what is allowed."""
+
+    field: str
+    problem: str
+    value: Any = None
+    has_value: bool = True
+    allowed: str = ""
+
+    def render(self) -> str:
+        given = f"={short_repr(self.value)} ({type(self.value).__name__})" if self.has_value else ""
+        text = f"{self.field}{given}: {self.problem}"
+        if self.allowed:
+            text += f"; allowed: {self.allowed}"
+        return text
+
+
+class ConfigError(ValueError):
+    """A config value, key or combination is not allowed.
+
+    ``where`` names the class and method (``"PPOConfig.training()"``); ``issues`` lists every
+    problem of the call, not only the first.
+    """
+
+    def __init__(self, where: str, issues: Sequence[FieldIssue]) -> None:
+        self.where = where
+        self.issues = tuple(issues)
+        count = len(self.issues)
+        head = f"{where}: {count} invalid setting{'s' if count != 1 else ''}"
+        body = "\n".join(f"  - {issue.render()}" for issue in self.issues)
+        super().__init__(f"{head}\n{body}")
+
+    @classmethod
+    def single(
+        cls,
+        where: str,
+        field: str,
+        problem: str,
+        *,
+        value: Any = None,
+        has_value: bool = False,
+        allowed: str = "",
+    ) -> ConfigError:
+        return cls(where, [FieldIssue(field, problem, value, has_value, allowed)])

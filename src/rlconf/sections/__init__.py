@@ -1,0 +1,1 @@
+"""One module per fluent method of ``AlgorithmConfig``: its fields, docs and defaults."""

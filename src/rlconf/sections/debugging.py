@@ -1,0 +1,40 @@
+"""``AlgorithmConfig.debugging()``: logging, seeding and debug aids."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from rlconf.field_types import JsonDict, NonNegInt
+from rlconf.section import Section
+
+
+class DebuggingArgs(TypedDict, total=False):
+    log_level: Annotated[
+        Literal["DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL"],
+        Field(description="Log level of the runtime and its workers."),
+    ]
+    log_sys_usage: Annotated[bool, Field(description="Add CPU and memory usage to results.")]
+    fake_sampler: Annotated[
+        bool, Field(description="Replay the first sampled batch forever (for speed tests).")
+    ]
+    seed: Annotated[
+        NonNegInt | None, Field(description="Seed for torch, numpy, envs; offset per worker.")
+    ]
+    logger_config: Annotated[JsonDict | None, Field(description="Settings for the result loggers.")]
+
+
+DEBUGGING = Section(
+    method="debugging",
+    fields=DebuggingArgs,
+    doc="Sets logging, seeding and other debugging aids.",
+    defaults={
+        "log_level": "WARN",
+        "log_sys_usage": True,
+        "fake_sampler": False,
+        "seed": None,
+        "logger_config": None,
+    },
+)

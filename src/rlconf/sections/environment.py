@@ -1,0 +1,66 @@
+"""``AlgorithmConfig.environment()``: which environment to run and how to treat its data."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from rlconf.field_types import ClassValue, ClipRewards, FunctionRef, JsonDict, SpaceRef
+from rlconf.section import Section
+
+
+class EnvironmentArgs(TypedDict, total=False):
+    env_config: Annotated[
+        JsonDict, Field(description="Arguments for the env creator, passed as an EnvContext.")
+    ]
+    observation_space: Annotated[
+        SpaceRef | None, Field(description="The policies' observation space; None infers it.")
+    ]
+    action_space: Annotated[
+        SpaceRef | None, Field(description="The policies' action space; None infers it.")
+    ]
+    env_task_fn: Annotated[
+        FunctionRef | None,
+        Field(description="fn(train_result, task_settable_env, env_context) -> new task."),
+    ]
+    render_env: Annotated[bool, Field(description="Render the env on the first sampling worker.")]
+    record_env: Annotated[
+        bool | str, Field(description="Record videos: False, True (in the logdir) or a folder.")
+    ]
+    clip_rewards: Annotated[
+        ClipRewards,
+        Field(description="None: no clipping; True: sign(r); x: clip to [-x, x]; [lo, hi]."),
+    ]
+    normalize_actions: Annotated[
+        bool, Field(description="Learn in a normalised action space; unsquash to Box bounds.")
+    ]
+    clip_actions: Annotated[bool, Field(description="Clip actions to the env's Box bounds.")]
+
+
+class EnvironmentFields(EnvironmentArgs, total=False):
+    env: Annotated[
+        str | ClassValue | None,
+        Field(description="Registered name, gymnasium id, import path or env class."),
+    ]
+
+
+ENVIRONMENT = Section(
+    method="environment",
+    fields=EnvironmentFields,
+    positional=("env",),
+    doc="Sets the environment and how its observations, rewards and actions are treated.",
+    defaults={
+        "env": None,
+        "env_config": {},
+        "observation_space": None,
+        "action_space": None,
+        "env_task_fn": None,
+        "render_env": False,
+        "record_env": False,
+        "clip_rewards": None,
+        "normalize_actions": True,
+        "clip_actions": False,
+    },
+)

@@ -1,0 +1,27 @@
+"""``AlgorithmConfig.fault_tolerance()``: what happens when a worker dies."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from rlconf.section import Section
+
+
+class FaultToleranceArgs(TypedDict, total=False):
+    ignore_worker_failures: Annotated[
+        bool, Field(description="Keep training on the healthy workers when one fails.")
+    ]
+    recreate_failed_workers: Annotated[
+        bool, Field(description="Replace a failed worker with a new one.")
+    ]
+
+
+FAULT_TOLERANCE = Section(
+    method="fault_tolerance",
+    fields=FaultToleranceArgs,
+    doc="Sets how worker failures are handled.",
+    defaults={"ignore_worker_failures": False, "recreate_failed_workers": False},
+)

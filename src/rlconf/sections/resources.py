@@ -1,0 +1,50 @@
+"""``AlgorithmConfig.resources()``: CPUs, GPUs and custom resources, and their placement."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from rlconf.field_types import NonNegFloat
+from rlconf.section import Section
+
+
+class ResourcesArgs(TypedDict, total=False):
+    num_gpus: Annotated[
+        NonNegFloat, Field(description="GPUs for the learner (driver); may be a fraction.")
+    ]
+    _fake_gpus: Annotated[
+        bool, Field(description="Run the learner on CPU and reserve no GPU (for testing).")
+    ]
+    num_cpus_per_worker: Annotated[NonNegFloat, Field(description="CPUs per rollout worker.")]
+    num_gpus_per_worker: Annotated[
+        NonNegFloat, Field(description="GPUs per rollout worker; may be a fraction.")
+    ]
+    custom_resources_per_worker: Annotated[
+        dict[str, NonNegFloat], Field(description="Custom Ray resources per rollout worker.")
+    ]
+    num_cpus_for_driver: Annotated[
+        NonNegFloat, Field(description="CPUs reserved for the learner (driver).")
+    ]
+    placement_strategy: Annotated[
+        Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"],
+        Field(description="How the placement group's bundles are spread over nodes."),
+    ]
+
+
+RESOURCES = Section(
+    method="resources",
+    fields=ResourcesArgs,
+    doc="Sets the resources reserved for the learner and each worker.",
+    defaults={
+        "num_gpus": 0,
+        "_fake_gpus": False,
+        "num_cpus_per_worker": 1,
+        "num_gpus_per_worker": 0,
+        "custom_resources_per_worker": {},
+        "num_cpus_for_driver": 1,
+        "placement_strategy": "PACK",
+    },
+)

@@ -1,0 +1,94 @@
+"""``AlgorithmConfig.rollouts()``: rollout workers and how they collect experience."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from rlconf.field_types import NonNegFloat, NonNegInt, PosInt
+from rlconf.section import Section
+
+
+class RolloutsArgs(TypedDict, total=False):
+    num_workers: Annotated[
+        NonNegInt, Field(description="Remote rollout worker actors; 0 samples in the driver.")
+    ]
+    num_envs_per_worker: Annotated[
+        PosInt, Field(description="Sub-envs per worker, stepped with one batched forward pass.")
+    ]
+    create_env_on_driver: Annotated[
+        bool, Field(description="Also create an env on the driver when num_workers > 0.")
+    ]
+    rollout_fragment_length: Annotated[
+        PosInt, Field(description="Steps per sub-env in each sample() fragment.")
+    ]
+    batch_mode: Annotated[
+        Literal["truncate_episodes", "complete_episodes"],
+        Field(description="Cut fragments at rollout_fragment_length or at episode ends."),
+    ]
+    horizon: Annotated[
+        PosInt | None, Field(description="Force an episode end after this many steps.")
+    ]
+    soft_horizon: Annotated[
+        bool, Field(description="At the horizon, end the episode without resetting the env.")
+    ]
+    no_done_at_end: Annotated[
+        bool, Field(description="Do not mark the last step of an episode as done.")
+    ]
+    remote_worker_envs: Annotated[
+        bool, Field(description="Run each sub-env in its own actor process.")
+    ]
+    remote_env_batch_wait_ms: Annotated[
+        NonNegFloat, Field(description="How long to wait for remote sub-envs when polling.")
+    ]
+    preprocessor_pref: Annotated[
+        Literal["deepmind", "rllib"] | None,
+        Field(description="Default observation preprocessors; None for none."),
+    ]
+    observation_filter: Annotated[
+        Literal["NoFilter", "MeanStdFilter"],
+        Field(description="Element-wise observation filter."),
+    ]
+    synchronize_filters: Annotated[
+        bool, Field(description="Merge and broadcast remote filter statistics each iteration.")
+    ]
+    compress_observations: Annotated[
+        bool, Field(description="LZ4-compress observations in sample batches.")
+    ]
+    sample_async: Annotated[
+        bool, Field(description="Sample in a background thread (slightly off-policy).")
+    ]
+    _disable_preprocessor_api: Annotated[
+        bool, Field(description="Hand raw observations to the model, without preprocessing.")
+    ]
+    _disable_action_flattening: Annotated[
+        bool, Field(description="Keep nested actions as they are instead of flattening them.")
+    ]
+
+
+ROLLOUTS = Section(
+    method="rollouts",
+    fields=RolloutsArgs,
+    doc="Sets the rollout workers and how they sample experience.",
+    defaults={
+        "num_workers": 2,
+        "num_envs_per_worker": 1,
+        "create_env_on_driver": False,
+        "rollout_fragment_length": 200,
+        "batch_mode": "truncate_episodes",
+        "horizon": None,
+        "soft_horizon": False,
+        "no_done_at_end": False,
+        "remote_worker_envs": False,
+        "remote_env_batch_wait_ms": 0,
+        "preprocessor_pref": "deepmind",
+        "observation_filter": "NoFilter",
+        "synchronize_filters": True,
+        "compress_observations": False,
+        "sample_async": False,
+        "_disable_preprocessor_api": False,
+        "_disable_action_flattening": False,
+    },
+)

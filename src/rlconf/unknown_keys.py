@@ -1,0 +1,68 @@
+"""Why a key is refused: settings of the reference that rlconf drops on purpose, and the
+did-you-mean hints of an unknown-key error."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+_TF_ONLY = "a TensorFlow-only setting; rlconf runs on torch"
+_NOT_IN_RUNTIME = "an RLlib model option that rlconf's runtime does not support"
+
+#: Keys of the reference's COMMON_CONFIG that have no meaning in rlconf, and why.
+DROPPED_KEYS: dict[str, str] = {
+    "tf_session_args": _TF_ONLY,
+    "local_tf_session_args": _TF_ONLY,
+    "eager_tracing": _TF_ONLY,
+    "eager_max_retraces": _TF_ONLY,
+    "_tf_policy_handles_more_than_one_loss": _TF_ONLY,
+    "sample_collector": "rlconf's runtime has a single, built-in sample collector",
+    "_disable_execution_plan_api": "rlconf's runtime always runs training_iteration()",
+    "simple_optimizer": "deprecated in the reference; the runtime needs no such switch",
+    "evaluation_num_episodes": "deprecated: use evaluation_duration with "
+    "evaluation_duration_unit='episodes'",
+    "metrics_smoothing_episodes": "deprecated: use metrics_num_episodes_for_smoothing",
+    "timesteps_per_iteration": "deprecated: use min_sample_timesteps_per_reporting",
+    "min_iter_time_s": "deprecated: use min_time_s_per_reporting",
+    "collect_metrics_timeout": "deprecated: use metrics_episode_collection_timeout_s",
+    "monitor": "deprecated: use record_env",
+}
+
+#: Keys of the reference's model dict that rlconf's model catalog does not build.
+DROPPED_MODEL_KEYS: dict[str, str] = {
+    key: _NOT_IN_RUNTIME
+    for key in (
+        "use_lstm",
+        "lstm_cell_size",
+        "lstm_use_prev_action",
+        "lstm_use_prev_reward",
+        "lstm_use_prev_action_reward",
+        "_time_major",
+        "use_attention",
+        "attention_num_transformer_units",
+        "attention_dim",
+        "attention_num_heads",
+        "attention_head_dim",
+        "attention_memory_inference",
+        "attention_memory_training",
+        "attention_position_wise_mlp_dim",
+        "attention_init_gru_gate_bias",
+        "attention_use_n_prev_actions",
+        "attention_use_n_prev_rewards",
+        "framestack",
+        "dim",
+        "grayscale",
+        "zero_mean",
+        "custom_preprocessor",
+        "_use_default_native_models",
+        "_disable_preprocessor_api",
+        "_disable_action_flattening",
+    )
+}
+
+
+def did_you_mean(key: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, list(candidates), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return "did you mean " + " or ".join(repr(c) for c in close) + "?"

@@ -1,0 +1,1 @@
+"""The trainer runtime of rlconf (torch, gymnasium, ray): algorithms, workers, policies."""
