@@ -434,6 +434,16 @@ class AlgorithmConfig:
         hint = did_you_mean(key, list(self._values))
         raise KeyError(f"{type(self).__name__} has no key {key!r}" + (f"; {hint}" if hint else ""))
 
+    @property
+    def callbacks_class(self) -> Any:
+        """The ``"callbacks"`` value (``config.callbacks`` is the setter method)."""
+        return self._values["callbacks"]
+
+    @property
+    def framework_str(self) -> str:
+        """The ``"framework"`` value (``config.framework`` is the setter method)."""
+        return str(self._values["framework"])
+
     def __contains__(self, key: object) -> bool:
         return key in self._values or key in self._info().nested
 

@@ -110,7 +110,9 @@ class Section:
 
     @functools.cached_property
     def ordered_names(self) -> tuple[str, ...]:
-        return tuple(self.hints)
+        """Positional fields first, then the others in declaration order."""
+        rest = [n for n in self.hints if n not in self.positional]
+        return (*self.positional, *rest)
 
     @functools.cached_property
     def keys(self) -> frozenset[str]:

@@ -51,7 +51,7 @@ class A2CConfig(AlgorithmConfig):
     _algo_defaults: ClassVar[dict[str, Any]] = {
         "rollout_fragment_length": 20,
         "train_batch_size": 200,
-        "min_time_s_per_reporting": 10,
+        "min_time_s_per_reporting": 10.0,
         "sample_async": False,
     }
 

@@ -34,7 +34,7 @@ REPORTING = Section(
     fields=ReportingArgs,
     doc="Sets how metrics are smoothed and how much work one train() call does.",
     defaults={
-        "metrics_episode_collection_timeout_s": 180,
+        "metrics_episode_collection_timeout_s": 180.0,
         "metrics_num_episodes_for_smoothing": 100,
         "min_time_s_per_reporting": None,
         "min_train_timesteps_per_reporting": None,

@@ -39,12 +39,12 @@ RESOURCES = Section(
     fields=ResourcesArgs,
     doc="Sets the resources reserved for the learner and each worker.",
     defaults={
-        "num_gpus": 0,
+        "num_gpus": 0.0,
         "_fake_gpus": False,
-        "num_cpus_per_worker": 1,
-        "num_gpus_per_worker": 0,
+        "num_cpus_per_worker": 1.0,
+        "num_gpus_per_worker": 0.0,
         "custom_resources_per_worker": {},
-        "num_cpus_for_driver": 1,
+        "num_cpus_for_driver": 1.0,
         "placement_strategy": "PACK",
     },
 )

@@ -82,7 +82,7 @@ ROLLOUTS = Section(
         "soft_horizon": False,
         "no_done_at_end": False,
         "remote_worker_envs": False,
-        "remote_env_batch_wait_ms": 0,
+        "remote_env_batch_wait_ms": 0.0,
         "preprocessor_pref": "deepmind",
         "observation_filter": "NoFilter",
         "synchronize_filters": True,

@@ -1,0 +1,81 @@
+"""The ``rlconf`` command line: inspect algorithms, configs and their JSON Schema.
+
+Config errors print the ConfigError message and exit with code 2, before anything heavy is
+imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rlconf.errors import ConfigError
+from rlconf.registry import get_config_class, list_algorithms
+
+
+def _parse_json(text: str, flag: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError.single("rlconf", flag, f"is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ConfigError.single("rlconf", flag, "must be a JSON object", value=value,
+                                 has_value=True, allowed='e.g. \'{"lr": 0.001}\'')
+    return value
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    config_class = get_config_class(args.algorithm)
+    overrides = _parse_json(args.config, "--config") if args.config else {}
+    if args.env is not None:
+        overrides["env"] = args.env
+    config = config_class.from_dict(overrides).validate()
+    print(config.to_json())
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    print(json.dumps(get_config_class(args.algorithm).json_schema(), indent=2))
+    return 0
+
+
+def _cmd_list(_args: argparse.Namespace) -> int:
+    for name in list_algorithms():
+        print(f"{name}\t{get_config_class(name).__name__}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rlconf", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    config = commands.add_parser("config", help="print the full validated config as JSON")
+    config.add_argument("algorithm", help="a registered algorithm, e.g. PPO")
+    config.add_argument("--env", help="environment id, e.g. CartPole-v1")
+    config.add_argument("--config", help="JSON object of config keys to set")
+    config.set_defaults(handler=_cmd_config)
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of an algorithm's config")
+    schema.add_argument("algorithm")
+    schema.set_defaults(handler=_cmd_schema)
+
+    listing = commands.add_parser("list", help="list the registered algorithms")
+    listing.set_defaults(handler=_cmd_list)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
