@@ -1,0 +1,41 @@
+"""The rlconf command line prints validated configs, schemas and algorithms."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rlconf import PPOConfig
+from rlconf.cli import main
+
+
+def test_config_prints_the_validated_config(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "PPO", "--env", "CartPole-v1", "--config", '{"lr": 0.001}']) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["env"] == "CartPole-v1" and data["lr"] == 0.001 and data["$algorithm"] == "PPO"
+    assert PPOConfig.from_json(json.dumps(data)).lr == 0.001
+
+
+def test_config_errors_exit_with_code_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "PPO", "--config", '{"lr": -1, "num_wrkers": 2}']) == 2
+    err = capsys.readouterr().err
+    assert "lr=-1" in err and "num_wrkers" in err
+    assert main(["config", "PPX"]) == 2
+    assert main(["config", "PPO", "--config", "[1]"]) == 2
+
+
+def test_schema_and_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema", "A2C"]) == 0
+    assert "microbatch_size" in json.loads(capsys.readouterr().out)["properties"]
+    assert main(["list"]) == 0
+    assert capsys.readouterr().out.split() == ["A2C", "A2CConfig", "PG", "PGConfig", "PPO",
+                                               "PPOConfig"]
+
+
+def test_console_script_runs() -> None:
+    out = subprocess.run([sys.executable, "-m", "rlconf.cli", "config", "PG", "--env",
+                          "CartPole-v1"], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["lr"] == 0.0004

@@ -1,0 +1,85 @@
+"""The runtime signatures, the static signatures and the section models are one truth."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+
+import pytest
+from typing_extensions import Unpack
+
+from rlconf import A2CConfig, AlgorithmConfig, PGConfig, PPOConfig
+from rlconf.fluent import NotSet
+from rlconf.frozen import thaw
+from rlconf.section import key_of, strip_annotated
+
+CLASSES = [AlgorithmConfig, PPOConfig, PGConfig, A2CConfig]
+
+
+def test_ppo_training_signature_lists_base_and_ppo_parameters() -> None:
+    params = inspect.signature(PPOConfig.training).parameters
+    for name in ["lr", "gamma", "train_batch_size", "model", "optimizer", "clip_param",
+                 "lambda_", "kl_coeff", "sgd_minibatch_size", "num_sgd_iter",
+                 "entropy_coeff_schedule", "vf_clip_param", "grad_clip", "lr_schedule"]:
+        assert name in params, name
+    assert params["lr"].default == 5e-5
+    assert params["lr"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params["lr"].annotation is float
+    assert "clip_param" not in inspect.signature(PGConfig.training).parameters
+    assert "microbatch_size" in inspect.signature(A2CConfig.training).parameters
+
+
+def test_bound_methods_have_the_signature_without_self() -> None:
+    params = list(inspect.signature(PPOConfig().environment).parameters)
+    assert params[0] == "env" and "self" not in params
+
+
+def test_help_text_documents_each_parameter() -> None:
+    doc = PPOConfig.training.__doc__ or ""
+    assert "clip_param: PPO's surrogate clipping range. Default: 0.3." in doc
+
+
+@pytest.mark.parametrize("config_class", CLASSES)
+def test_runtime_signatures_match_the_sections(config_class: type[AlgorithmConfig]) -> None:
+    defaults = config_class._class_defaults()
+    for method, section in config_class._sections.items():
+        signature = inspect.signature(getattr(config_class, method))
+        params = dict(signature.parameters)
+        assert params.pop("self").kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        assert list(params) == list(section.ordered_names), method
+        hints = section.hints
+        for name, param in params.items():
+            assert param.default == thaw(defaults[key_of(name)]), (method, name)
+            assert param.annotation == strip_annotated(hints[name]), (method, name)
+            expected_kind = (inspect.Parameter.POSITIONAL_OR_KEYWORD
+                             if name in section.positional else inspect.Parameter.KEYWORD_ONLY)
+            assert param.kind is expected_kind, (method, name)
+            assert section.description(name), f"{method}({name}) has no one-line doc"
+
+
+def _static_fields(config_class: type[AlgorithmConfig], method: str) -> dict[str, object]:
+    """What mypy sees: the explicit parameters and the Unpack[...] TypedDict's keys."""
+    func = inspect.getattr_static(config_class, method)._func
+    hints = typing.get_type_hints(func, include_extras=True)
+    fields: dict[str, object] = {}
+    for name, hint in hints.items():
+        if name == "return":
+            continue
+        if typing.get_origin(hint) is Unpack:
+            typed_dict = typing.get_args(hint)[0]
+            fields.update(typing.get_type_hints(typed_dict, include_extras=True))
+        else:
+            members = [a for a in typing.get_args(hint) if a is not NotSet]
+            fields[name] = members
+    return fields
+
+
+@pytest.mark.parametrize("config_class", CLASSES)
+def test_static_signatures_match_the_sections(config_class: type[AlgorithmConfig]) -> None:
+    for method, section in config_class._sections.items():
+        static = _static_fields(config_class, method)
+        assert set(static) == set(section.names), method
+        for name, hint in static.items():
+            if name in section.positional:
+                continue  # the explicit parameter's type is checked by mypy in test_typing
+            assert repr(hint) == repr(section.hints[name]), (method, name)

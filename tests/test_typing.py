@@ -1,0 +1,70 @@
+"""mypy checks user code against the fluent methods' real parameters."""
+
+from __future__ import annotations
+
+import pytest
+from mypy import api
+
+GOOD = '''
+from rlconf import PPOConfig, A2CConfig
+
+config = (
+    PPOConfig()
+    .environment("CartPole-v1", env_config={"size": 3})
+    .rollouts(num_workers=2, num_envs_per_worker=8)
+    .training(lr=3e-4, gamma=0.99, clip_param=0.2, lambda_=0.95,
+              model={"fcnet_hiddens": [64, 64]})
+    .resources(num_gpus=0.5, num_gpus_per_worker=0.25)
+    .evaluation(evaluation_interval=1, evaluation_duration="auto",
+                evaluation_config=PPOConfig.overrides(explore=False))
+    .framework("torch")
+)
+same: PPOConfig = config.copy()
+a2c: A2CConfig = A2CConfig().training(microbatch_size=10, lr=1e-3)
+'''
+
+BAD = '''
+from rlconf import PPOConfig
+
+PPOConfig().training(lrr=1e-3)
+PPOConfig().training(lr="abc")
+PPOConfig().rollouts(num_workers=1.5)
+PPOConfig().training(model={"fcnet_hidens": [64]})
+PPOConfig().framework("tf")
+'''
+
+
+@pytest.fixture(scope="module")
+def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """One mypy process over both files (it is slow to start); output split per file."""
+    folder = tmp_path_factory.mktemp("user_code")
+    (folder / "good.py").write_text(GOOD)
+    (folder / "bad.py").write_text(BAD)
+    report, errors, _ = api.run([
+        "--strict", "--cache-dir", str(folder / ".cache"), "--config-file", "",
+        str(folder / "good.py"), str(folder / "bad.py"),
+    ])
+    assert not errors, errors
+    lines = report.splitlines()
+    good = "\n".join(x for x in lines if "good.py:" in x)
+    bad = "\n".join(x for x in lines if "bad.py:" in x)
+    return good, bad
+
+
+def test_correct_user_code_is_clean(mypy_run: tuple[str, str]) -> None:
+    good, _ = mypy_run
+    assert good == "", good
+
+
+def test_misspelt_keyword_and_wrong_types_are_reported(mypy_run: tuple[str, str]) -> None:
+    _, bad = mypy_run
+    lines = bad.splitlines()
+
+    def at(line: int) -> str:
+        return "\n".join(x for x in lines if f"bad.py:{line}:" in x)
+
+    assert 'Unexpected keyword argument "lrr"' in at(4), bad
+    assert '"lr"' in at(5) and '"str"' in at(5), bad
+    assert '"num_workers"' in at(6) and '"float"' in at(6), bad
+    assert "fcnet_hidens" in at(7), bad
+    assert '"tf"' in at(8) or "framework" in at(8), bad
