@@ -1,32 +1,107 @@
 """The keys of the reference's COMMON_CONFIG (Trainer source of the era we reproduce)."""
 
-COMMON_CONFIG_KEYS = """
-num_workers num_envs_per_worker create_env_on_driver rollout_fragment_length batch_mode gamma
-lr train_batch_size model optimizer horizon soft_horizon no_done_at_end env observation_space
-action_space env_config remote_worker_envs remote_env_batch_wait_ms env_task_fn render_env
-record_env clip_rewards normalize_actions clip_actions preprocessor_pref log_level callbacks
-ignore_worker_failures log_sys_usage fake_sampler framework eager_tracing eager_max_retraces
-explore exploration_config evaluation_interval evaluation_duration evaluation_duration_unit
-evaluation_parallel_to_training in_evaluation evaluation_config evaluation_num_workers
-custom_eval_function always_attach_evaluation_results sample_async sample_collector
-observation_filter synchronize_filters tf_session_args local_tf_session_args
-compress_observations metrics_episode_collection_timeout_s metrics_num_episodes_for_smoothing
-min_time_s_per_reporting min_train_timesteps_per_reporting min_sample_timesteps_per_reporting
-seed extra_python_environs_for_driver extra_python_environs_for_worker num_gpus _fake_gpus
-num_cpus_per_worker num_gpus_per_worker custom_resources_per_worker num_cpus_for_driver
-placement_strategy input input_config actions_in_input_normalized input_evaluation
-postprocess_inputs shuffle_buffer_size output output_compress_columns output_max_file_size
-logger_config _tf_policy_handles_more_than_one_loss _disable_preprocessor_api
-_disable_action_flattening _disable_execution_plan_api
-""".split()
+COMMON_CONFIG_KEYS = [
+    "num_workers",
+    "num_envs_per_worker",
+    "create_env_on_driver",
+    "rollout_fragment_length",
+    "batch_mode",
+    "gamma",
+    "lr",
+    "train_batch_size",
+    "model",
+    "optimizer",
+    "horizon",
+    "soft_horizon",
+    "no_done_at_end",
+    "env",
+    "observation_space",
+    "action_space",
+    "env_config",
+    "remote_worker_envs",
+    "remote_env_batch_wait_ms",
+    "env_task_fn",
+    "render_env",
+    "record_env",
+    "clip_rewards",
+    "normalize_actions",
+    "clip_actions",
+    "preprocessor_pref",
+    "log_level",
+    "callbacks",
+    "ignore_worker_failures",
+    "log_sys_usage",
+    "fake_sampler",
+    "framework",
+    "eager_tracing",
+    "eager_max_retraces",
+    "explore",
+    "exploration_config",
+    "evaluation_interval",
+    "evaluation_duration",
+    "evaluation_duration_unit",
+    "evaluation_parallel_to_training",
+    "in_evaluation",
+    "evaluation_config",
+    "evaluation_num_workers",
+    "custom_eval_function",
+    "always_attach_evaluation_results",
+    "sample_async",
+    "sample_collector",
+    "observation_filter",
+    "synchronize_filters",
+    "tf_session_args",
+    "local_tf_session_args",
+    "compress_observations",
+    "metrics_episode_collection_timeout_s",
+    "metrics_num_episodes_for_smoothing",
+    "min_time_s_per_reporting",
+    "min_train_timesteps_per_reporting",
+    "min_sample_timesteps_per_reporting",
+    "seed",
+    "extra_python_environs_for_driver",
+    "extra_python_environs_for_worker",
+    "num_gpus",
+    "_fake_gpus",
+    "num_cpus_per_worker",
+    "num_gpus_per_worker",
+    "custom_resources_per_worker",
+    "num_cpus_for_driver",
+    "placement_strategy",
+    "input",
+    "input_config",
+    "actions_in_input_normalized",
+    "input_evaluation",
+    "postprocess_inputs",
+    "shuffle_buffer_size",
+    "output",
+    "output_compress_columns",
+    "output_max_file_size",
+    "logger_config",
+    "_tf_policy_handles_more_than_one_loss",
+    "_disable_preprocessor_api",
+    "_disable_action_flattening",
+    "_disable_execution_plan_api",
+]
 
-MULTIAGENT_KEYS = """
-policies policy_map_capacity policy_map_cache policy_mapping_fn policies_to_train
-observation_fn replay_mode count_steps_by
-""".split()
+MULTIAGENT_KEYS = [
+    "policies",
+    "policy_map_capacity",
+    "policy_map_cache",
+    "policy_mapping_fn",
+    "policies_to_train",
+    "observation_fn",
+    "replay_mode",
+    "count_steps_by",
+]
 
 #: Reference keys that rlconf refuses on purpose (TensorFlow-only or internal to RLlib).
 DROPPED = {
-    "eager_tracing", "eager_max_retraces", "tf_session_args", "local_tf_session_args",
-    "_tf_policy_handles_more_than_one_loss", "sample_collector", "_disable_execution_plan_api",
+    "eager_tracing",
+    "eager_max_retraces",
+    "tf_session_args",
+    "local_tf_session_args",
+    "_tf_policy_handles_more_than_one_loss",
+    "sample_collector",
+    "_disable_execution_plan_api",
 }

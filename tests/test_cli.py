@@ -31,11 +31,21 @@ def test_schema_and_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "A2C"]) == 0
     assert "microbatch_size" in json.loads(capsys.readouterr().out)["properties"]
     assert main(["list"]) == 0
-    assert capsys.readouterr().out.split() == ["A2C", "A2CConfig", "PG", "PGConfig", "PPO",
-                                               "PPOConfig"]
+    assert capsys.readouterr().out.split() == [
+        "A2C",
+        "A2CConfig",
+        "PG",
+        "PGConfig",
+        "PPO",
+        "PPOConfig",
+    ]
 
 
 def test_console_script_runs() -> None:
-    out = subprocess.run([sys.executable, "-m", "rlconf.cli", "config", "PG", "--env",
-                          "CartPole-v1"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "rlconf.cli", "config", "PG", "--env", "CartPole-v1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(out.stdout)["lr"] == 0.0004

@@ -10,33 +10,55 @@ from rlconf import A2CConfig, AlgorithmConfig, ConfigError, PGConfig, PPOConfig
 from tests.reference_keys import COMMON_CONFIG_KEYS, DROPPED, MULTIAGENT_KEYS
 
 METHODS = [
-    "environment", "rollouts", "training", "resources", "evaluation", "exploration",
-    "multi_agent", "callbacks", "fault_tolerance", "reporting", "debugging", "framework",
-    "offline_data", "python_environment",
+    "environment",
+    "rollouts",
+    "training",
+    "resources",
+    "evaluation",
+    "exploration",
+    "multi_agent",
+    "callbacks",
+    "fault_tolerance",
+    "reporting",
+    "debugging",
+    "framework",
+    "offline_data",
+    "python_environment",
 ]
 PYNAME = {"lambda": "lambda_", "input": "input_"}
 
 
 def _owners(config_class: type[AlgorithmConfig], key: str) -> list[str]:
     name = PYNAME.get(key, key)
-    return [
-        m for m in METHODS if name in inspect.signature(getattr(config_class, m)).parameters
-    ]
+    return [m for m in METHODS if name in inspect.signature(getattr(config_class, m)).parameters]
 
 
-@pytest.mark.parametrize("key", [k for k in COMMON_CONFIG_KEYS + MULTIAGENT_KEYS
-                                 if k not in DROPPED])
+@pytest.mark.parametrize(
+    "key", [k for k in COMMON_CONFIG_KEYS + MULTIAGENT_KEYS if k not in DROPPED]
+)
 def test_every_reference_key_is_set_by_exactly_one_method(key: str) -> None:
     assert len(_owners(AlgorithmConfig, key)) == 1, _owners(AlgorithmConfig, key)
 
 
 def test_issue_named_keys_exist() -> None:
-    for key in ["evaluation_duration", "evaluation_duration_unit",
-                "evaluation_parallel_to_training", "always_attach_evaluation_results",
-                "custom_eval_function", "recreate_failed_workers", "placement_strategy",
-                "_fake_gpus", "custom_resources_per_worker", "num_cpus_for_driver",
-                "env_task_fn", "exploration_config", "policies", "policy_mapping_fn",
-                "policies_to_train", "count_steps_by"]:
+    for key in [
+        "evaluation_duration",
+        "evaluation_duration_unit",
+        "evaluation_parallel_to_training",
+        "always_attach_evaluation_results",
+        "custom_eval_function",
+        "recreate_failed_workers",
+        "placement_strategy",
+        "_fake_gpus",
+        "custom_resources_per_worker",
+        "num_cpus_for_driver",
+        "env_task_fn",
+        "exploration_config",
+        "policies",
+        "policy_mapping_fn",
+        "policies_to_train",
+        "count_steps_by",
+    ]:
         assert len(_owners(AlgorithmConfig, key)) == 1, key
 
 
@@ -49,17 +71,34 @@ def test_dropped_reference_keys_are_refused_with_a_reason(key: str) -> None:
 def test_reference_defaults() -> None:
     config = AlgorithmConfig()
     expected = {
-        "num_workers": 2, "num_envs_per_worker": 1, "rollout_fragment_length": 200,
-        "batch_mode": "truncate_episodes", "gamma": 0.99, "lr": 0.0001,
-        "train_batch_size": 200, "framework": "torch", "explore": True,
-        "exploration_config": {"type": "StochasticSampling"}, "evaluation_interval": None,
-        "evaluation_duration": 10, "evaluation_duration_unit": "episodes",
-        "evaluation_num_workers": 0, "observation_filter": "NoFilter", "num_gpus": 0,
-        "num_cpus_per_worker": 1, "num_cpus_for_driver": 1, "placement_strategy": "PACK",
-        "input": "sampler", "input_evaluation": ["is", "wis"],
-        "metrics_num_episodes_for_smoothing": 100, "log_level": "WARN",
-        "normalize_actions": True, "clip_actions": False, "_fake_gpus": False,
-        "recreate_failed_workers": False, "output_max_file_size": 64 * 1024 * 1024,
+        "num_workers": 2,
+        "num_envs_per_worker": 1,
+        "rollout_fragment_length": 200,
+        "batch_mode": "truncate_episodes",
+        "gamma": 0.99,
+        "lr": 0.0001,
+        "train_batch_size": 200,
+        "framework": "torch",
+        "explore": True,
+        "exploration_config": {"type": "StochasticSampling"},
+        "evaluation_interval": None,
+        "evaluation_duration": 10,
+        "evaluation_duration_unit": "episodes",
+        "evaluation_num_workers": 0,
+        "observation_filter": "NoFilter",
+        "num_gpus": 0,
+        "num_cpus_per_worker": 1,
+        "num_cpus_for_driver": 1,
+        "placement_strategy": "PACK",
+        "input": "sampler",
+        "input_evaluation": ["is", "wis"],
+        "metrics_num_episodes_for_smoothing": 100,
+        "log_level": "WARN",
+        "normalize_actions": True,
+        "clip_actions": False,
+        "_fake_gpus": False,
+        "recreate_failed_workers": False,
+        "output_max_file_size": 64 * 1024 * 1024,
     }
     for key, value in expected.items():
         assert config[key] == value, key
@@ -72,9 +111,17 @@ def test_reference_defaults() -> None:
 def test_algorithm_defaults() -> None:
     ppo = PPOConfig()
     assert (ppo.lr, ppo.train_batch_size, ppo.sgd_minibatch_size, ppo.num_sgd_iter) == (
-        5e-5, 4000, 128, 30)
+        5e-5,
+        4000,
+        128,
+        30,
+    )
     assert (ppo.clip_param, ppo.vf_clip_param, ppo.kl_coeff, ppo.kl_target) == (
-        0.3, 10.0, 0.2, 0.01)
+        0.3,
+        10.0,
+        0.2,
+        0.01,
+    )
     assert ppo["lambda"] == 1.0 and ppo.lambda_ == 1.0
     assert ppo.model["vf_share_layers"] is False
     assert ppo.entropy_coeff == 0.0 and ppo.grad_clip is None and ppo.use_gae is True
@@ -129,7 +176,10 @@ def test_exploration_config_type_change_replaces_and_same_type_updates() -> None
     )
     config.exploration(exploration_config={"final_epsilon": 0.01})
     assert config.exploration_config == {
-        "type": "EpsilonGreedy", "initial_epsilon": 0.5, "final_epsilon": 0.01}
+        "type": "EpsilonGreedy",
+        "initial_epsilon": 0.5,
+        "final_epsilon": 0.01,
+    }
     config.exploration(exploration_config={"type": "SoftQ"})
     assert config.exploration_config == {"type": "SoftQ"}
 

@@ -25,22 +25,36 @@ def _rich_config() -> PPOConfig:
     box = spaces.Box(-1.0, 1.0, shape=(3,))
     return (
         PPOConfig()
-        .environment(user_objects.MyEnv, env_config={"level": 3, "nested": {"x": [1, 2]}},
-                     env_task_fn=user_objects.curriculum, clip_rewards=5.0)
+        .environment(
+            user_objects.MyEnv,
+            env_config={"level": 3, "nested": {"x": [1, 2]}},
+            env_task_fn=user_objects.curriculum,
+            clip_rewards=5.0,
+        )
         .callbacks(user_objects.MyCallbacks)
-        .training(lr=3e-4, lambda_=0.9, lr_schedule=[[0, 1e-3], [1000, 1e-4]],
-                  model={"fcnet_hiddens": [32], "custom_model_config": {"k": (1, 2)}})
-        .evaluation(evaluation_interval=2, custom_eval_function=user_objects.custom_eval,
-                    evaluation_config=PPOConfig.overrides(explore=False))
+        .training(
+            lr=3e-4,
+            lambda_=0.9,
+            lr_schedule=[[0, 1e-3], [1000, 1e-4]],
+            model={"fcnet_hiddens": [32], "custom_model_config": {"k": (1, 2)}},
+        )
+        .evaluation(
+            evaluation_interval=2,
+            custom_eval_function=user_objects.custom_eval,
+            evaluation_config=PPOConfig.overrides(explore=False),
+        )
         .multi_agent(
-            policies={"p0": PolicySpec(observation_space=box, action_space=spaces.Discrete(2),
-                                       config={"gamma": 0.5}),
-                      "p1": None},
+            policies={
+                "p0": PolicySpec(
+                    observation_space=box, action_space=spaces.Discrete(2), config={"gamma": 0.5}
+                ),
+                "p1": None,
+            },
             policy_mapping_fn=user_objects.mapping,
             policies_to_train=["p0"],
         )
         .exploration(exploration_config={"type": "EpsilonGreedy", "final_epsilon": 0.02})
-        .reporting(metrics_episode_collection_timeout_s=float(1e9))
+        .reporting(metrics_episode_collection_timeout_s=1e9)
     )
 
 
@@ -49,8 +63,15 @@ def test_to_dict_is_the_flat_reference_dict() -> None:
     assert data["lambda"] == 0.8 and "lambda_" not in data
     assert data["input"] == "sampler"
     assert set(data["multiagent"]) == {
-        "policies", "policy_map_capacity", "policy_map_cache", "policy_mapping_fn",
-        "policies_to_train", "observation_fn", "replay_mode", "count_steps_by"}
+        "policies",
+        "policy_map_capacity",
+        "policy_map_cache",
+        "policy_mapping_fn",
+        "policies_to_train",
+        "observation_fn",
+        "replay_mode",
+        "count_steps_by",
+    }
     assert "policies" not in data
 
 
@@ -64,8 +85,9 @@ def test_from_dict_keeps_the_subclass_and_its_fields() -> None:
 
 
 def test_from_dict_accepts_partial_dicts_and_nested_multiagent() -> None:
-    config = PPOConfig.from_dict({"lr": 1e-3, "multiagent": {"policies": ["a"],
-                                                            "policies_to_train": ["a"]}})
+    config = PPOConfig.from_dict(
+        {"lr": 1e-3, "multiagent": {"policies": ["a"], "policies_to_train": ["a"]}}
+    )
     assert config.lr == 1e-3 and set(config.policies) == {"a"}
 
 
@@ -117,8 +139,11 @@ def test_from_json_rejects_bad_input() -> None:
 
 
 def test_import_path_strings_are_accepted_for_classes_and_functions() -> None:
-    config = AlgorithmConfig().callbacks("tests.user_objects:MyCallbacks").environment(
-        env_task_fn="tests.user_objects.curriculum")
+    config = (
+        AlgorithmConfig()
+        .callbacks("tests.user_objects:MyCallbacks")
+        .environment(env_task_fn="tests.user_objects.curriculum")
+    )
     assert config["callbacks"] is user_objects.MyCallbacks
     assert config.env_task_fn is user_objects.curriculum
 

@@ -18,9 +18,22 @@ CLASSES = [AlgorithmConfig, PPOConfig, PGConfig, A2CConfig]
 
 def test_ppo_training_signature_lists_base_and_ppo_parameters() -> None:
     params = inspect.signature(PPOConfig.training).parameters
-    for name in ["lr", "gamma", "train_batch_size", "model", "optimizer", "clip_param",
-                 "lambda_", "kl_coeff", "sgd_minibatch_size", "num_sgd_iter",
-                 "entropy_coeff_schedule", "vf_clip_param", "grad_clip", "lr_schedule"]:
+    for name in [
+        "lr",
+        "gamma",
+        "train_batch_size",
+        "model",
+        "optimizer",
+        "clip_param",
+        "lambda_",
+        "kl_coeff",
+        "sgd_minibatch_size",
+        "num_sgd_iter",
+        "entropy_coeff_schedule",
+        "vf_clip_param",
+        "grad_clip",
+        "lr_schedule",
+    ]:
         assert name in params, name
     assert params["lr"].default == 5e-5
     assert params["lr"].kind is inspect.Parameter.KEYWORD_ONLY
@@ -51,8 +64,11 @@ def test_runtime_signatures_match_the_sections(config_class: type[AlgorithmConfi
         for name, param in params.items():
             assert param.default == thaw(defaults[key_of(name)]), (method, name)
             assert param.annotation == strip_annotated(hints[name]), (method, name)
-            expected_kind = (inspect.Parameter.POSITIONAL_OR_KEYWORD
-                             if name in section.positional else inspect.Parameter.KEYWORD_ONLY)
+            expected_kind = (
+                inspect.Parameter.POSITIONAL_OR_KEYWORD
+                if name in section.positional
+                else inspect.Parameter.KEYWORD_ONLY
+            )
             assert param.kind is expected_kind, (method, name)
             assert section.description(name), f"{method}({name}) has no one-line doc"
 

@@ -14,7 +14,7 @@ from rlconf import ConfigError, PPOConfig, sweep
 
 def test_search_spaces_are_stored_and_each_candidate_validated() -> None:
     config = PPOConfig().training(
-        lr=tune.grid_search([1e-3, 1e-4]),
+        lr=tune.grid_search([1e-3, 1e-4]),  # type: ignore[arg-type]
         gamma=tune.uniform(0.9, 0.999),
         num_sgd_iter=tune.choice([5, 10]),
         sgd_minibatch_size=tune.randint(32, 129),
@@ -22,7 +22,7 @@ def test_search_spaces_are_stored_and_each_candidate_validated() -> None:
     assert config.to_dict()["lr"] == {"grid_search": [1e-3, 1e-4]}
     config.validate()  # cross-field checks skip fields that hold a search space
     with pytest.raises(ConfigError, match="candidate 'x'"):
-        PPOConfig().training(lr=tune.grid_search([1e-3, "x"]))
+        PPOConfig().training(lr=tune.grid_search([1e-3, "x"]))  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="candidate 0"):
         PPOConfig().training(num_sgd_iter=tune.choice([0, 10]))
     with pytest.raises(ConfigError, match="gamma"):
@@ -30,24 +30,35 @@ def test_search_spaces_are_stored_and_each_candidate_validated() -> None:
     with pytest.raises(ConfigError, match="candidate"):
         PPOConfig().rollouts(num_workers=tune.uniform(0.5, 2.5))
     with pytest.raises(ConfigError, match="non-empty"):
-        PPOConfig().training(lr={"grid_search": []})
+        PPOConfig().training(lr={"grid_search": []})  # type: ignore[arg-type]
 
 
 def test_to_dict_with_search_spaces_is_a_tune_param_space() -> None:
-    config = PPOConfig().environment("CartPole-v1").training(
-        lr=tune.grid_search([1e-3, 1e-4]), gamma=tune.grid_search([0.9, 0.99]))
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .training(lr=tune.grid_search([1e-3, 1e-4]), gamma=tune.grid_search([0.9, 0.99]))  # type: ignore[arg-type]
+    )
     variants = [spec for _, spec in generate_variants(config.to_dict())]
     assert len(variants) == 4
     resolved = [PPOConfig.from_dict(spec) for spec in variants]
     assert {(c.lr, c.gamma) for c in resolved} == {
-        (1e-3, 0.9), (1e-3, 0.99), (1e-4, 0.9), (1e-4, 0.99)}
+        (1e-3, 0.9),
+        (1e-3, 0.99),
+        (1e-4, 0.9),
+        (1e-4, 0.99),
+    }
 
 
 def test_grid_expands_into_validated_independent_configs() -> None:
     base = PPOConfig().environment("CartPole-v1")
     configs = sweep.grid(base, lr=[1e-3, 1e-4], gamma=[0.9, 0.99], lambda_=[0.95])
     assert [(c.lr, c.gamma) for c in configs] == [
-        (1e-3, 0.9), (1e-3, 0.99), (1e-4, 0.9), (1e-4, 0.99)]
+        (1e-3, 0.9),
+        (1e-3, 0.99),
+        (1e-4, 0.9),
+        (1e-4, 0.99),
+    ]
     assert all(type(c) is PPOConfig and c["lambda"] == 0.95 for c in configs)
     configs[0].training(lr=0.5)
     assert configs[1].lr == 1e-3 and base.lr == 5e-5
@@ -71,6 +82,5 @@ def test_search_spaces_are_detected_without_importing_ray() -> None:
         "c = rlconf.PPOConfig().training(lr={'grid_search': [0.1, 0.01]})\n"
         "print(sorted(m for m in ('ray', 'torch', 'gymnasium', 'runtime') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mypy import api
 
-GOOD = '''
+GOOD = """
 from rlconf import PPOConfig, A2CConfig
 
 config = (
@@ -21,9 +21,9 @@ config = (
 )
 same: PPOConfig = config.copy()
 a2c: A2CConfig = A2CConfig().training(microbatch_size=10, lr=1e-3)
-'''
+"""
 
-BAD = '''
+BAD = """
 from rlconf import PPOConfig
 
 PPOConfig().training(lrr=1e-3)
@@ -31,7 +31,7 @@ PPOConfig().training(lr="abc")
 PPOConfig().rollouts(num_workers=1.5)
 PPOConfig().training(model={"fcnet_hidens": [64]})
 PPOConfig().framework("tf")
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +40,17 @@ def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     folder = tmp_path_factory.mktemp("user_code")
     (folder / "good.py").write_text(GOOD)
     (folder / "bad.py").write_text(BAD)
-    report, errors, _ = api.run([
-        "--strict", "--cache-dir", str(folder / ".cache"), "--config-file", "",
-        str(folder / "good.py"), str(folder / "bad.py"),
-    ])
+    report, errors, _ = api.run(
+        [
+            "--strict",
+            "--cache-dir",
+            str(folder / ".cache"),
+            "--config-file",
+            "",
+            str(folder / "good.py"),
+            str(folder / "bad.py"),
+        ]
+    )
     assert not errors, errors
     lines = report.splitlines()
     good = "\n".join(x for x in lines if "good.py:" in x)

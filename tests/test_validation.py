@@ -9,7 +9,7 @@ from rlconf import AlgorithmConfig, ConfigError, PolicySpec, PPOConfig
 
 def test_setter_error_names_class_method_field_value_and_allowed() -> None:
     with pytest.raises(ConfigError) as info:
-        PPOConfig().training(lr="abc")
+        PPOConfig().training(lr="abc")  # type: ignore[arg-type]
     text = str(info.value)
     assert "PPOConfig.training()" in text
     assert "lr='abc'" in text and "float > 0" in text
@@ -19,7 +19,7 @@ def test_setter_error_names_class_method_field_value_and_allowed() -> None:
 
 def test_every_error_of_a_call_is_reported() -> None:
     with pytest.raises(ConfigError) as info:
-        PPOConfig().training(lr=-1.0, gamma=2.0, clip_param="x", lrr=1, num_workers=1)
+        PPOConfig().training(lr=-1.0, gamma=2.0, clip_param="x", lrr=1, num_workers=1)  # type: ignore[arg-type, call-arg]
     fields = {issue.field for issue in info.value.issues}
     assert fields == {"lr", "gamma", "clip_param", "lrr", "num_workers"}
     text = str(info.value)
@@ -42,8 +42,10 @@ def test_every_error_of_a_call_is_reported() -> None:
         (lambda c: c.training(model={"use_lstm": True}), "model.use_lstm"),
         (lambda c: c.resources(num_gpus=-0.5), "num_gpus"),
         (lambda c: c.resources(placement_strategy="PACKED"), "placement_strategy"),
-        (lambda c: c.resources(custom_resources_per_worker={"tpu": -1}),
-         "custom_resources_per_worker.tpu"),
+        (
+            lambda c: c.resources(custom_resources_per_worker={"tpu": -1}),
+            "custom_resources_per_worker.tpu",
+        ),
         (lambda c: c.evaluation(evaluation_duration=0), "evaluation_duration"),
         (lambda c: c.evaluation(evaluation_duration="forever"), "evaluation_duration"),
         (lambda c: c.evaluation(evaluation_duration_unit="steps"), "evaluation_duration_unit"),
@@ -55,11 +57,16 @@ def test_every_error_of_a_call_is_reported() -> None:
         (lambda c: c.environment(observation_space="Box"), "observation_space"),
         (lambda c: c.callbacks("no_such_module:Callbacks"), "callbacks"),
         (lambda c: c.exploration(exploration_config={"type": "Nope"}), "exploration_config"),
-        (lambda c: c.exploration(exploration_config={"type": "EpsilonGreedy", "eps": 1}),
-         "exploration_config"),
-        (lambda c: c.exploration(exploration_config={"type": "StochasticSampling",
-                                                     "random_timesteps": -1}),
-         "exploration_config"),
+        (
+            lambda c: c.exploration(exploration_config={"type": "EpsilonGreedy", "eps": 1}),
+            "exploration_config",
+        ),
+        (
+            lambda c: c.exploration(
+                exploration_config={"type": "StochasticSampling", "random_timesteps": -1}
+            ),
+            "exploration_config",
+        ),
         (lambda c: c.training(lr_schedule=[[100, 1e-3], [0, 1e-4]]), "lr_schedule"),
         (lambda c: c.debugging(log_level="LOUD"), "log_level"),
     ],
@@ -72,7 +79,7 @@ def test_wrong_values_fail_at_the_setter(call, field) -> None:  # type: ignore[n
 
 def test_tensorflow_is_refused_with_a_reason() -> None:
     with pytest.raises(ConfigError, match="TensorFlow"):
-        PPOConfig().framework("tf2")
+        PPOConfig().framework("tf2")  # type: ignore[arg-type]
 
 
 def test_a_failed_call_changes_nothing() -> None:
@@ -98,7 +105,7 @@ def test_unknown_keys_are_refused_on_every_path() -> None:
         PPOConfig.from_dict({"multiagent": {"polices": ["a"]}})
     with pytest.raises(ConfigError, match="lrr"):
         PPOConfig().lrr = 1.0
-    with pytest.raises(ConfigError, match="clip_param.*PPOConfig setting"):
+    with pytest.raises(ConfigError, match=r"clip_param.*PPOConfig setting"):
         AlgorithmConfig.from_dict({"clip_param": 0.2})
 
 
@@ -121,7 +128,7 @@ def test_attribute_assignment_is_validated_like_a_setter() -> None:
     config.lambda_ = 0.9
     assert config.lr == 1e-3 and config["lambda"] == 0.9
     with pytest.raises(ConfigError, match="lr='abc'"):
-        config.lr = "abc"  # type: ignore[assignment]
+        config.lr = "abc"
     assert config.lr == 1e-3
 
 
@@ -137,13 +144,17 @@ def test_validate_reports_every_cross_field_violation() -> None:
         config.validate()
     fields = [issue.field for issue in info.value.issues]
     assert "PPOConfig.validate()" in str(info.value)
-    assert set(fields) == {"train_batch_size", "sgd_minibatch_size", "evaluation_duration",
-                           "policies_to_train", "policy_mapping_fn"}
+    assert set(fields) == {
+        "train_batch_size",
+        "sgd_minibatch_size",
+        "evaluation_duration",
+        "policies_to_train",
+        "policy_mapping_fn",
+    }
 
 
 def test_parallel_evaluation_needs_remote_evaluation_workers() -> None:
-    config = PPOConfig().evaluation(evaluation_parallel_to_training=True,
-                                    evaluation_num_workers=0)
+    config = PPOConfig().evaluation(evaluation_parallel_to_training=True, evaluation_num_workers=0)
     with pytest.raises(ConfigError, match="evaluation_num_workers > 0"):
         config.validate()
     config.evaluation(evaluation_num_workers=2, evaluation_duration="auto").validate()
@@ -156,11 +167,13 @@ def test_use_gae_false_needs_complete_episodes() -> None:
 
 
 def test_policies_forms_and_policy_spec_configs() -> None:
-    config = AlgorithmConfig().multi_agent(policies=["a", "b"],
-                                           policy_mapping_fn=lambda aid, *a, **k: "a")
+    config = AlgorithmConfig().multi_agent(
+        policies=["a", "b"], policy_mapping_fn=lambda aid, *a, **k: "a"
+    )
     assert config.policies == {"a": PolicySpec(), "b": PolicySpec()}
-    config.multi_agent(policies={"a": PolicySpec(config={"gamma": 0.5}), "b": None},
-                       policies_to_train=["a"])
+    config.multi_agent(
+        policies={"a": PolicySpec(config={"gamma": 0.5}), "b": None}, policies_to_train=["a"]
+    )
     config.validate()
     assert config.policies["a"].config == {"gamma": 0.5}
     with pytest.raises(ConfigError, match=r"policies\.a\.config\.gama"):

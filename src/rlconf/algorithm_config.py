@@ -299,7 +299,7 @@ class AlgorithmConfig:
     @classmethod
     def _route(
         cls,
-        data: Mapping[str, Any],
+        data: Any,
         prefix: str,
         current: Mapping[str, Any] | None,
         *,
@@ -463,7 +463,7 @@ class AlgorithmConfig:
         if type(other) is not type(self):
             return NotImplemented
         assert isinstance(other, AlgorithmConfig)
-        return self._values == other._values
+        return bool(self._values == other._values)
 
     __hash__ = None  # type: ignore[assignment]
 

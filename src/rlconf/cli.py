@@ -22,8 +22,14 @@ def _parse_json(text: str, flag: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ConfigError.single("rlconf", flag, f"is not valid JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise ConfigError.single("rlconf", flag, "must be a JSON object", value=value,
-                                 has_value=True, allowed='e.g. \'{"lr": 0.001}\'')
+        raise ConfigError.single(
+            "rlconf",
+            flag,
+            "must be a JSON object",
+            value=value,
+            has_value=True,
+            allowed="e.g. '{\"lr\": 0.001}'",
+        )
     return value
 
 

@@ -48,7 +48,7 @@ def describe(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> str:
     if kind is None:
         return str(schema.get("description", "any value"))
     if isinstance(kind, list):
-        return " or ".join(_TYPE_NAMES.get(k, k) for k in kind)
+        return " or ".join(_TYPE_NAMES.get(str(k), str(k)) for k in kind)
     name = _TYPE_NAMES.get(kind, kind)
     if kind in ("integer", "number"):
         bounds = _bounds(schema)
@@ -63,4 +63,4 @@ def describe(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> str:
         and isinstance(schema["additionalProperties"], dict)
     ):
         return f"dict of str -> ({describe(schema['additionalProperties'], defs)})"
-    return name
+    return str(name)

@@ -106,7 +106,10 @@ class Section:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(self.fields.__required_keys__ | self.fields.__optional_keys__)
+        keys: frozenset[str] = getattr(self.fields, "__required_keys__", frozenset()) | getattr(
+            self.fields, "__optional_keys__", frozenset()
+        )
+        return tuple(keys)
 
     @functools.cached_property
     def ordered_names(self) -> tuple[str, ...]:
