@@ -212,3 +212,14 @@ def test_copy_is_an_independent_unfrozen_deep_copy() -> None:
     plain = original.to_dict()
     plain["env_config"]["a"].append(3)
     assert original.env_config == {"a": [1]}
+
+
+def test_gae_needs_the_critic() -> None:
+    from rlconf import A2CConfig
+
+    for config_class in (PPOConfig, A2CConfig):
+        with pytest.raises(ConfigError, match="use_critic"):
+            config_class().training(use_critic=False).validate()
+        config_class().training(use_critic=False, use_gae=False).rollouts(
+            batch_mode="complete_episodes"
+        ).validate()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from rlconf.errors import FieldIssue
 from rlconf.field_types import NonNegFloat, PosFloat, Schedule, UnitFloat
 
 
@@ -37,3 +39,17 @@ class ActorCriticArgs(TypedDict, total=False):
         Schedule | None,
         Field(description="Piecewise-linear entropy_coeff over timesteps: [[t, coeff], ...]."),
     ]
+
+
+def critic_issues(value_of: Callable[[str], Any]) -> list[FieldIssue]:
+    """GAE needs the critic's value estimates."""
+    if value_of("use_gae") is True and value_of("use_critic") is False:
+        return [
+            FieldIssue(
+                "use_critic",
+                "False can't be combined with use_gae=True (GAE needs the "
+                "critic's value estimates)",
+                False,
+            )
+        ]
+    return []

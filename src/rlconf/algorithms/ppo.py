@@ -8,7 +8,12 @@ from pydantic import Field
 from typing_extensions import Unpack
 
 from rlconf.algorithm_config import AlgorithmConfig
-from rlconf.algorithms.actor_critic_fields import ActorCriticArgs, GradClipArgs, LRScheduleArgs
+from rlconf.algorithms.actor_critic_fields import (
+    ActorCriticArgs,
+    GradClipArgs,
+    LRScheduleArgs,
+    critic_issues,
+)
 from rlconf.errors import FieldIssue
 from rlconf.field_types import NonNegFloat, PosFloat, PosInt
 from rlconf.fluent import NOT_SET, fluent
@@ -94,13 +99,5 @@ class PPOConfig(AlgorithmConfig):
                     False,
                 )
             )
-        if v("use_gae") is True and v("use_critic") is False:
-            issues.append(
-                FieldIssue(
-                    "use_critic",
-                    "False can't be combined with use_gae=True (GAE needs the "
-                    "critic's value estimates)",
-                    False,
-                )
-            )
+        issues.extend(critic_issues(v))
         return issues
