@@ -40,7 +40,7 @@ values = st.recursive(
     ),
     max_leaves=8,
 )
-names = st.sampled_from(FIELD_NAMES) | st.text(min_size=1, max_size=15)
+names = st.sampled_from(FIELD_NAMES) | st.text(min_size=1, max_size=15) | st.just("self")
 config_classes = st.sampled_from([AlgorithmConfig, PPOConfig, PGConfig, A2CConfig])
 methods = st.sampled_from(list(AlgorithmConfig._sections))
 

@@ -58,7 +58,7 @@ def test_runtime_signatures_match_the_sections(config_class: type[AlgorithmConfi
     for method, section in config_class._sections.items():
         signature = inspect.signature(getattr(config_class, method))
         params = dict(signature.parameters)
-        assert params.pop("self").kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        assert params.pop("self").kind is inspect.Parameter.POSITIONAL_ONLY
         assert list(params) == list(section.ordered_names), method
         hints = section.hints
         for name, param in params.items():

@@ -116,66 +116,67 @@ class AlgorithmConfig:
 
     @fluent
     def environment(
-        self, env: str | type[Any] | NotSet | None = NOT_SET, **kwargs: Unpack[EnvironmentArgs]
+        self, /, env: str | type[Any] | NotSet | None = NOT_SET, **kwargs: Unpack[EnvironmentArgs]
     ) -> Self:
         return self._set("environment", dict(kwargs), env=env)
 
     @fluent
     def framework(
-        self, framework: Literal["torch"] | NotSet = NOT_SET, **kwargs: Unpack[FrameworkArgs]
+        self, /, framework: Literal["torch"] | NotSet = NOT_SET, **kwargs: Unpack[FrameworkArgs]
     ) -> Self:
         return self._set("framework", dict(kwargs), framework=framework)
 
     @fluent
-    def rollouts(self, **kwargs: Unpack[RolloutsArgs]) -> Self:
+    def rollouts(self, /, **kwargs: Unpack[RolloutsArgs]) -> Self:
         return self._set("rollouts", dict(kwargs))
 
     @fluent
-    def training(self, **kwargs: Unpack[TrainingArgs]) -> Self:
+    def training(self, /, **kwargs: Unpack[TrainingArgs]) -> Self:
         return self._set("training", dict(kwargs))
 
     @fluent
-    def resources(self, **kwargs: Unpack[ResourcesArgs]) -> Self:
+    def resources(self, /, **kwargs: Unpack[ResourcesArgs]) -> Self:
         return self._set("resources", dict(kwargs))
 
     @fluent
-    def evaluation(self, **kwargs: Unpack[EvaluationArgs]) -> Self:
+    def evaluation(self, /, **kwargs: Unpack[EvaluationArgs]) -> Self:
         return self._set("evaluation", dict(kwargs))
 
     @fluent
-    def exploration(self, **kwargs: Unpack[ExplorationArgs]) -> Self:
+    def exploration(self, /, **kwargs: Unpack[ExplorationArgs]) -> Self:
         return self._set("exploration", dict(kwargs))
 
     @fluent
-    def multi_agent(self, **kwargs: Unpack[MultiAgentArgs]) -> Self:
+    def multi_agent(self, /, **kwargs: Unpack[MultiAgentArgs]) -> Self:
         return self._set("multi_agent", dict(kwargs))
 
     @fluent
     def callbacks(
         self,
+        /,
         callbacks: type[Any] | str | NotSet | None = NOT_SET,
         **kwargs: Unpack[CallbacksArgs],
     ) -> Self:
         return self._set("callbacks", dict(kwargs), callbacks=callbacks)
 
     @fluent
-    def fault_tolerance(self, **kwargs: Unpack[FaultToleranceArgs]) -> Self:
+    def fault_tolerance(self, /, **kwargs: Unpack[FaultToleranceArgs]) -> Self:
         return self._set("fault_tolerance", dict(kwargs))
 
     @fluent
-    def reporting(self, **kwargs: Unpack[ReportingArgs]) -> Self:
+    def reporting(self, /, **kwargs: Unpack[ReportingArgs]) -> Self:
         return self._set("reporting", dict(kwargs))
 
     @fluent
-    def debugging(self, **kwargs: Unpack[DebuggingArgs]) -> Self:
+    def debugging(self, /, **kwargs: Unpack[DebuggingArgs]) -> Self:
         return self._set("debugging", dict(kwargs))
 
     @fluent
-    def offline_data(self, **kwargs: Unpack[OfflineDataArgs]) -> Self:
+    def offline_data(self, /, **kwargs: Unpack[OfflineDataArgs]) -> Self:
         return self._set("offline_data", dict(kwargs))
 
     @fluent
-    def python_environment(self, **kwargs: Unpack[PythonEnvironmentArgs]) -> Self:
+    def python_environment(self, /, **kwargs: Unpack[PythonEnvironmentArgs]) -> Self:
         return self._set("python_environment", dict(kwargs))
 
     # ------------------------------------------------------------------------- setting

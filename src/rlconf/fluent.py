@@ -58,14 +58,15 @@ class _FluentMethod:
     def _build(self, owner: type[AlgorithmConfig]) -> Callable[..., Any]:
         func = self._func
 
-        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return func(self, *args, **kwargs)
+        def method(*args: Any, **kwargs: Any) -> Any:
+            # ``self`` stays positional-only, so a keyword named "self" is an unknown key
+            return func(*args, **kwargs)
 
         functools.update_wrapper(method, func)
         del method.__wrapped__  # type: ignore[attr-defined]
         section = owner._sections[self._name]
         defaults = owner._class_defaults()
-        params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
         lines = []
         for pyname in section.ordered_names:
             kind = (

@@ -61,7 +61,7 @@ class A2CConfig(AlgorithmConfig):
     }
 
     @fluent
-    def training(self, **kwargs: Unpack[A2CTrainingArgs]) -> Self:
+    def training(self, /, **kwargs: Unpack[A2CTrainingArgs]) -> Self:
         return self._set("training", dict(kwargs))
 
     def _cross_field_issues(self) -> list[FieldIssue]:

@@ -29,5 +29,5 @@ class PGConfig(AlgorithmConfig):
     _algo_defaults: ClassVar[dict[str, Any]] = {"num_workers": 0, "lr": 0.0004}
 
     @fluent
-    def training(self, **kwargs: Unpack[PGTrainingArgs]) -> Self:
+    def training(self, /, **kwargs: Unpack[PGTrainingArgs]) -> Self:
         return self._set("training", dict(kwargs))

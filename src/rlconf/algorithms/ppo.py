@@ -75,7 +75,7 @@ class PPOConfig(AlgorithmConfig):
     }
 
     @fluent
-    def training(self, **kwargs: Unpack[PPOTrainingArgs]) -> Self:
+    def training(self, /, **kwargs: Unpack[PPOTrainingArgs]) -> Self:
         return self._set("training", dict(kwargs))
 
     def _cross_field_issues(self) -> list[FieldIssue]:
