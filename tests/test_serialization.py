@@ -19,6 +19,7 @@ from rlconf import (
     get_config_class,
 )
 from tests import user_objects
+from tests.reference_keys import MULTIAGENT_KEYS
 
 
 def _rich_config() -> PPOConfig:
@@ -62,16 +63,7 @@ def test_to_dict_is_the_flat_reference_dict() -> None:
     data = PPOConfig().training(lambda_=0.8).to_dict()
     assert data["lambda"] == 0.8 and "lambda_" not in data
     assert data["input"] == "sampler"
-    assert set(data["multiagent"]) == {
-        "policies",
-        "policy_map_capacity",
-        "policy_map_cache",
-        "policy_mapping_fn",
-        "policies_to_train",
-        "observation_fn",
-        "replay_mode",
-        "count_steps_by",
-    }
+    assert set(data["multiagent"]) == set(MULTIAGENT_KEYS)
     assert "policies" not in data
 
 

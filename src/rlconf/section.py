@@ -117,10 +117,6 @@ class Section:
         rest = [n for n in self.hints if n not in self.positional]
         return (*self.positional, *rest)
 
-    @functools.cached_property
-    def keys(self) -> frozenset[str]:
-        return frozenset(key_of(n) for n in self.names)
-
     @property
     def frozen_defaults(self) -> FrozenDict:
         return self._frozen_defaults
