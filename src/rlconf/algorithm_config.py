@@ -644,6 +644,23 @@ class AlgorithmConfig:
         object.__setattr__(self, "_frozen", True)
         return self
 
+    def build(self, env: Any = None) -> Any:
+        """Validate and build the runtime algorithm (``PPOConfig().build()`` is a ``PPO``).
+
+        The config is copied and frozen for the algorithm; this config stays editable.
+        ``env`` overrides the configured env.
+        """
+        from rlconf.registry import get_algorithm_class
+
+        if self.algo_name is None:
+            raise ConfigError.single(
+                f"{type(self).__name__}.build()",
+                "algorithm",
+                "is not set: a plain AlgorithmConfig has no algorithm to build",
+                allowed="an algorithm's config class, e.g. PPOConfig, PGConfig, A2CConfig",
+            )
+        return get_algorithm_class(self.algo_name)(config=self, env=env)
+
     @property
     def is_frozen(self) -> bool:
         return bool(self._frozen)

@@ -1,11 +1,36 @@
-"""The trainer runtime of rlconf (torch, gymnasium, ray): algorithms, workers, policies.
+"""The trainer runtime of rlconf (torch, gymnasium, ray): algorithms, workers, policies."""
 
-Built up by the runtime issue; what exists so far is exported here.
-"""
-
+from runtime.algorithm import Algorithm
+from runtime.algorithms.a2c import A2C
+from runtime.algorithms.pg import PG
+from runtime.algorithms.ppo import PPO
+from runtime.callbacks import DefaultCallbacks, make_multi_callbacks
 from runtime.env_context import EnvContext
 from runtime.env_registry import register_env
+from runtime.episode import Episode
+from runtime.model_catalog import ModelCatalog
+from runtime.models import TorchModel
+from runtime.policy import TorchPolicy
+from runtime.rollout_worker import RolloutWorker
 from runtime.sample_batch import SampleBatch
 from runtime.task_settable_env import TaskSettableEnv
+from runtime.worker_set import WorkerSet
 
-__all__ = ["EnvContext", "SampleBatch", "TaskSettableEnv", "register_env"]
+__all__ = [
+    "A2C",
+    "PG",
+    "PPO",
+    "Algorithm",
+    "DefaultCallbacks",
+    "EnvContext",
+    "Episode",
+    "ModelCatalog",
+    "RolloutWorker",
+    "SampleBatch",
+    "TaskSettableEnv",
+    "TorchModel",
+    "TorchPolicy",
+    "WorkerSet",
+    "make_multi_callbacks",
+    "register_env",
+]

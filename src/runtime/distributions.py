@@ -43,8 +43,9 @@ class Categorical(ActionDistribution):
         self.log_probs = torch.log_softmax(inputs, dim=-1)
 
     def sample(self) -> torch.Tensor:
-        flat = self.log_probs.reshape(-1, self.log_probs.shape[-1]).exp()
-        return torch.multinomial(flat, 1).reshape(self.log_probs.shape[:-1])
+        # Gumbel-max: one kernel instead of multinomial's normalise-and-search.
+        uniform = torch.rand_like(self.log_probs).clamp_(min=1e-20)
+        return (self.log_probs - torch.log(-torch.log(uniform))).argmax(dim=-1)
 
     def deterministic_sample(self) -> torch.Tensor:
         return self.inputs.argmax(dim=-1)

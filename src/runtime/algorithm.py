@@ -1,0 +1,482 @@
+"""``Algorithm``: a Ray Tune ``Trainable`` that owns the rollout WorkerSet, trains, reports
+metrics and saves checkpoints. PPO, PG and A2C subclass it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from ray.tune import Trainable
+
+from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.errors import ConfigError
+from rlconf.registry import get_algorithm_class
+from runtime import checkpoints
+from runtime.callbacks import DefaultCallbacks
+from runtime.env_registry import EnvCreator, env_creator_for
+from runtime.episode import EpisodeMetrics
+from runtime.metrics import EpisodeHistory, summarize_episodes
+from runtime.policy import TorchPolicy
+from runtime.rollout_worker import DEFAULT_POLICY_ID, RolloutWorker
+from runtime.sample_batch import SampleBatch
+from runtime.worker_set import WorkerSet
+
+logger = logging.getLogger(__name__)
+
+#: Keys Tune adds to a trial's config dict; they are not config keys.
+_TUNE_KEYS = ("__trial_info__", "__stdout_file__", "__stderr_file__")
+
+
+class Algorithm(Trainable):
+    """Base of all algorithms: ``Algorithm(config=..., env=...)``, ``train()``, ``save()``."""
+
+    config_class: ClassVar[type[AlgorithmConfig]] = AlgorithmConfig
+    policy_class: ClassVar[type[TorchPolicy]]
+
+    def __init__(
+        self,
+        config: AlgorithmConfig | Mapping[str, Any] | None = None,
+        env: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        tune_keys: dict[str, Any] = {}
+        if isinstance(config, Mapping):
+            config = dict(config)
+            tune_keys = {k: config.pop(k) for k in _TUNE_KEYS if k in config}
+        self._algo_config = self._resolve_config(config, env)
+        super().__init__(config=tune_keys, **kwargs)
+
+    @classmethod
+    def get_default_config(cls) -> AlgorithmConfig:
+        return cls.config_class()
+
+    @classmethod
+    def _resolve_config(
+        cls, config: AlgorithmConfig | Mapping[str, Any] | None, env: Any
+    ) -> AlgorithmConfig:
+        where = f"{cls.__name__}(config=...)"
+        if config is None:
+            resolved = cls.get_default_config()
+        elif isinstance(config, AlgorithmConfig):
+            if not isinstance(config, cls.config_class):
+                raise ConfigError.single(
+                    where,
+                    "config",
+                    f"is a {type(config).__name__}; {cls.__name__} needs a "
+                    f"{cls.config_class.__name__}",
+                    value=type(config).__name__,
+                    has_value=True,
+                )
+            resolved = config.copy()
+        elif isinstance(config, Mapping):
+            resolved = cls.config_class.from_dict(config)
+        else:
+            raise ConfigError.single(
+                where,
+                "config",
+                "is not a config",
+                value=config,
+                has_value=True,
+                allowed=f"a {cls.config_class.__name__}, a dict of its keys, or None",
+            )
+        if env is not None:
+            resolved.environment(env)
+        return resolved.freeze()
+
+    # ------------------------------------------------------------------ setup
+
+    def setup(self, _tune_config: dict[str, Any]) -> None:
+        # Trainable declares a dict; the runtime reads the frozen config object instead.
+        self.config: AlgorithmConfig = self._algo_config  # type: ignore[assignment]
+        config = self.config
+        logging.getLogger("runtime").setLevel(config["log_level"])
+        self.callbacks: DefaultCallbacks = (config.callbacks_class or DefaultCallbacks)()
+        env = config["env"]
+        self.env_creator: EnvCreator | None = env_creator_for(env) if env is not None else None
+        self.device = self._learner_device()
+        self._counters: dict[str, int] = defaultdict(int)
+        self._num_episodes = 0
+        self._history = EpisodeHistory(int(config["metrics_num_episodes_for_smoothing"]))
+        self._pending_episodes: list[EpisodeMetrics] = []
+        self._perf: list[dict[str, float]] = []
+        self.workers = WorkerSet(
+            env_creator=self.env_creator,
+            config=config,
+            policy_class=self.policy_class,
+            num_workers=int(config["num_workers"]),
+            device=self.device,
+        )
+        self.workers.on_recreated = self._workers_recreated
+        self.workers.sync_weights()
+        self.evaluation_workers: WorkerSet | None = None
+        self.evaluation_metrics: dict[str, Any] = {}
+        self.callbacks.on_algorithm_init(algorithm=self)
+
+    def _learner_device(self) -> str:
+        num_gpus = float(self.config["num_gpus"])
+        if num_gpus == 0 or self.config["_fake_gpus"]:
+            return "cpu"
+        if not torch.cuda.is_available():
+            raise ConfigError.single(
+                f"{type(self).__name__}",
+                "num_gpus",
+                "asks for a GPU but torch sees none (set num_gpus=0, or _fake_gpus=True to "
+                "test GPU settings on CPU)",
+                value=num_gpus,
+                has_value=True,
+            )
+        return "cuda"
+
+    def _workers_recreated(self, indices: list[int]) -> None:
+        self.callbacks.on_workers_recreated(
+            algorithm=self,
+            worker_set=self.workers,
+            worker_ids=indices,
+            is_evaluation_workers=False,
+        )
+
+    # ------------------------------------------------------------------ training
+
+    def step(self) -> dict[str, Any]:
+        config = self.config
+        min_time = float(config["min_time_s_per_reporting"] or 0)
+        min_sample = int(config["min_sample_timesteps_per_reporting"] or 0)
+        min_train = int(config["min_train_timesteps_per_reporting"] or 0)
+        start = time.perf_counter()
+        sampled0 = self._counters["num_env_steps_sampled"]
+        trained0 = self._counters["num_env_steps_trained"]
+        while True:
+            step_results = self.training_iteration()
+            if (
+                time.perf_counter() - start >= min_time
+                and self._counters["num_env_steps_sampled"] - sampled0 >= min_sample
+                and self._counters["num_env_steps_trained"] - trained0 >= min_train
+            ):
+                break
+        self.workers.sync_filters()
+        result = self._compile_results(
+            step_results, self._counters["num_env_steps_sampled"] - sampled0
+        )
+        if config["env_task_fn"] is not None:
+            self._update_env_tasks(result)
+        return result
+
+    def train(self) -> dict[str, Any]:
+        result: dict[str, Any] = super().train()  # type: ignore[no-untyped-call]
+        self.callbacks.on_train_result(algorithm=self, result=result)
+        return result
+
+    def training_iteration(self) -> dict[str, Any]:
+        """Sample ``train_batch_size`` steps, learn on them, send the new weights out."""
+        batch = self.sample_train_batch()
+        learner = self.learn_on_batch(batch)
+        self._counters["num_env_steps_trained"] += len(batch)
+        self._counters["num_agent_steps_trained"] += len(batch)
+        self.workers.sync_weights(global_vars={"timestep": self._counters["num_env_steps_sampled"]})
+        return {"info": {"learner": learner}}
+
+    def sample_train_batch(self) -> SampleBatch:
+        target = int(self.config["train_batch_size"])
+        batches: list[SampleBatch] = []
+        count = 0
+        self.workers.local_worker().set_global_vars(
+            {"timestep": self._counters["num_env_steps_sampled"]}
+        )
+        while count < target:
+            for batch in self._sample_round():
+                batches.append(batch)
+                count += len(batch)
+        self._counters["num_env_steps_sampled"] += count
+        self._counters["num_agent_steps_sampled"] += count
+        return SampleBatch.concat_samples(batches)
+
+    def _sample_round(self) -> list[SampleBatch]:
+        """One ``sample()`` from every rollout worker (the local one when there are none)."""
+        workers = self.workers
+        if workers.num_workers == 0:
+            local = workers.local_worker()
+            batch = local.sample()
+            self._pending_episodes.extend(local.get_metrics())
+            return [batch]
+        results = workers.call_remote(_sample_remote)
+        if not results:
+            raise RuntimeError(
+                "all remote rollout workers have failed; none is left to sample from"
+            )
+        out = []
+        for _, (batch, episodes, perf) in results:
+            out.append(batch)
+            self._pending_episodes.extend(episodes)
+            self._perf.append(perf)
+        return out
+
+    def learn_on_batch(self, batch: SampleBatch) -> dict[str, Any]:
+        """Learn on the local worker; returns the learner info per policy."""
+        return self.workers.local_worker().learn_on_batch(batch)
+
+    def _compile_results(self, step_results: dict[str, Any], sampled: int) -> dict[str, Any]:
+        new = self._pending_episodes
+        self._pending_episodes = []
+        self._num_episodes += len(new)
+        result = summarize_episodes(self._history.smoothed(new), new_episodes=len(new))
+        counters = dict(self._counters)
+        info = dict(step_results.get("info", {}))
+        info.update(counters)
+        if self.workers.num_workers == 0:
+            perf = self.workers.local_worker().get_perf_stats()
+        else:
+            perf = _mean_dicts(self._perf)
+            self._perf = []
+        result.update(
+            {
+                "episodes_total": self._num_episodes,
+                "timesteps_total": counters.get("num_env_steps_sampled", 0),
+                "timesteps_this_iter": sampled,
+                "agent_timesteps_total": counters.get("num_agent_steps_sampled", 0),
+                "num_env_steps_sampled": counters.get("num_env_steps_sampled", 0),
+                "num_env_steps_trained": counters.get("num_env_steps_trained", 0),
+                "num_agent_steps_sampled": counters.get("num_agent_steps_sampled", 0),
+                "num_agent_steps_trained": counters.get("num_agent_steps_trained", 0),
+                "num_healthy_workers": self.workers.num_healthy_workers(),
+                "num_recreated_workers": self.workers.num_recreated,
+                "sampler_perf": perf,
+                "info": info,
+            }
+        )
+        for key, value in step_results.items():
+            if key != "info":
+                result[key] = value
+        if self.evaluation_metrics and self.config["always_attach_evaluation_results"]:
+            result.update(self.evaluation_metrics)
+        return result
+
+    def _update_env_tasks(self, result: dict[str, Any]) -> None:
+        task_fn = self.config["env_task_fn"]
+
+        def set_tasks(worker: RolloutWorker) -> None:
+            def update(env: Any, ctx: Any) -> None:
+                new_task = task_fn(result, env, ctx)
+                if env.get_task() != new_task:
+                    env.set_task(new_task)
+
+            worker.foreach_env_with_context(update)
+
+        self.workers.foreach_worker(set_tasks)
+
+    # ------------------------------------------------------------------ acting
+
+    def get_policy(self, policy_id: str = DEFAULT_POLICY_ID) -> TorchPolicy:
+        return self.workers.local_worker().get_policy(policy_id)
+
+    def get_weights(self, policies: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        return self.workers.local_worker().get_weights(policies)
+
+    def set_weights(self, weights: Mapping[str, Mapping[str, Any]]) -> None:
+        self.workers.local_worker().set_weights(weights)
+        self.workers.sync_weights()
+
+    def compute_single_action(
+        self,
+        observation: Any,
+        state: list[Any] | None = None,
+        *,
+        policy_id: str = DEFAULT_POLICY_ID,
+        explore: bool | None = None,
+        full_fetch: bool = False,
+        unsquash_action: bool | None = None,
+        clip_action: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """The action for one raw observation (preprocessed and filtered as in training).
+
+        Returns the action, or ``(action, state, extra)`` with ``full_fetch`` or a ``state``.
+        """
+        actions, states, extra = self._compute(
+            [observation], policy_id, explore, unsquash_action, clip_action
+        )
+        action = actions[0]
+        if full_fetch or state:
+            return action, states, {k: v[0] for k, v in extra.items()}
+        return action
+
+    def compute_actions(
+        self,
+        observations: Mapping[Any, Any] | Any,
+        *,
+        policy_id: str = DEFAULT_POLICY_ID,
+        explore: bool | None = None,
+        full_fetch: bool = False,
+        unsquash_action: bool | None = None,
+        clip_action: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Actions for a dict ``{key: obs}`` (returns ``{key: action}``) or a list of
+        observations (returns a list of actions)."""
+        if isinstance(observations, Mapping):
+            keys = list(observations)
+            actions, states, extra = self._compute(
+                [observations[k] for k in keys], policy_id, explore, unsquash_action, clip_action
+            )
+            out: Any = dict(zip(keys, actions, strict=True))
+        else:
+            actions, states, extra = self._compute(
+                list(observations), policy_id, explore, unsquash_action, clip_action
+            )
+            out = list(actions)
+        if full_fetch:
+            return out, states, extra
+        return out
+
+    def _compute(
+        self,
+        observations: list[Any],
+        policy_id: str,
+        explore: bool | None,
+        unsquash_action: bool | None,
+        clip_action: bool | None,
+    ) -> tuple[Any, list[Any], dict[str, Any]]:
+        worker = self.workers.local_worker()
+        policy = worker.get_policy(policy_id)
+        obs = worker.filters[policy_id](
+            worker.preprocessor.transform_many(observations), update=False
+        )
+        actions, states, extra = policy.compute_actions(obs, explore=explore)
+        unsquash = self.config["normalize_actions"] if unsquash_action is None else unsquash_action
+        clip = self.config["clip_actions"] if clip_action is None else clip_action
+        from runtime.env_runner import _action_processor
+
+        processed = _action_processor(policy.action_space, bool(unsquash), bool(clip))(actions)
+        return processed, states, extra
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        worker = self.workers.local_worker()
+        try:
+            config_json: str | None = self.config.to_json(indent=None)
+            config_problem = None
+        except ConfigError as error:
+            config_json, config_problem = None, str(error)
+        state = {
+            "algorithm": type(self).__name__,
+            "algo_name": self.config.algo_name,
+            "config": config_json,
+            "config_problem": config_problem,
+            "iteration": self._iteration,
+            "time_total": self._time_total,
+            "timesteps_total": self._counters.get("num_env_steps_sampled", 0),
+            "episodes_total": self._num_episodes,
+            "counters": dict(self._counters),
+            "episode_history": self._history.to_state(),
+            "filters": worker.get_filter_states(),
+            "policies": {pid: p.extra_state() for pid, p in worker.policy_map.items()},
+        }
+        tensors: dict[str, dict[str, Any]] = {}
+        for pid, policy in worker.policy_map.items():
+            tensors[f"policies/{pid}/model"] = policy.model.state_dict()
+            tensors[f"policies/{pid}/optimizer"] = policy.optimizer.state_dict()
+        return state, tensors
+
+    def save_checkpoint(self, checkpoint_dir: str) -> None:
+        """Tune's hook: write this algorithm's state into ``checkpoint_dir``."""
+        state, tensors = self._state()
+        checkpoints.write_files(Path(checkpoint_dir), state, tensors)
+
+    def load_checkpoint(self, checkpoint: Any) -> None:
+        """Tune's hook: restore from a checkpoint folder."""
+        path = checkpoint if isinstance(checkpoint, str | os.PathLike) else str(checkpoint)
+        self._load_state(str(path))
+
+    def save(self, checkpoint_dir: str | None = None) -> Any:
+        """Write a checkpoint and return its path: ``<checkpoint_dir or logdir>/
+        checkpoint_<iteration>``. Under Tune, Tune's own checkpointing is used."""
+        if self._storage is not None and checkpoint_dir is None:
+            return super().save()
+        parent = Path(checkpoint_dir or self.logdir)
+        state, tensors = self._state()
+        return checkpoints.write_checkpoint(
+            parent / f"checkpoint_{self._iteration:06d}", state, tensors
+        )
+
+    def restore(self, checkpoint_path: Any) -> None:
+        """Load weights, optimizer state, filters, counters and the iteration from a
+        checkpoint written by ``save()``."""
+        if self._storage is not None and not isinstance(checkpoint_path, str | os.PathLike):
+            super().restore(checkpoint_path)
+            return
+        self._load_state(os.fspath(checkpoint_path))
+
+    def _load_state(self, path: str) -> None:
+        state = checkpoints.decode_floats(checkpoints.read_state(path))
+        worker = self.workers.local_worker()
+        for pid, policy in worker.policy_map.items():
+            model = checkpoints.read_tensors(path, f"policies/{pid}/model", policy.device)
+            policy.model.load_state_dict(model)
+            optimizer = checkpoints.read_tensors(path, f"policies/{pid}/optimizer", policy.device)
+            policy.optimizer.load_state_dict(optimizer)
+            policy.set_extra_state(state["policies"].get(pid, {}))
+        worker.sync_filters(state.get("filters", {}))
+        self._counters = defaultdict(int, {k: int(v) for k, v in state["counters"].items()})
+        self._num_episodes = int(state["episodes_total"])
+        self._history.set_state(state["episode_history"])
+        self._iteration = int(state["iteration"])
+        self._time_total = float(state["time_total"])
+        self._timesteps_total = int(state["timesteps_total"])  # type: ignore[assignment]
+        self.workers.sync_weights(global_vars={"timestep": self._counters["num_env_steps_sampled"]})
+        self.workers.sync_filter_states()
+        self.callbacks.on_checkpoint_loaded(algorithm=self)
+
+    @classmethod
+    def from_checkpoint(
+        cls, checkpoint: str | os.PathLike[str], config: AlgorithmConfig | None = None
+    ) -> Algorithm:
+        """A new algorithm built from the config in ``checkpoint``, with its state restored.
+
+        Pass ``config`` when the saved config could not be written as JSON (a lambda in it).
+        """
+        path = os.fspath(checkpoint)
+        state = checkpoints.read_state(path)
+        if config is None:
+            if state.get("config") is None:
+                raise checkpoints.CheckpointError(
+                    f"{path}: the config was not saved ({state.get('config_problem')}); pass "
+                    "config= to from_checkpoint()"
+                )
+            config = AlgorithmConfig.from_json(state["config"])
+        algo_class: type[Algorithm] = cls
+        if (cls is Algorithm or not isinstance(config, cls.config_class)) and config.algo_name:
+            algo_class = get_algorithm_class(config.algo_name)
+        algo = algo_class(config=config)
+        algo.restore(path)
+        return algo
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def stop(self) -> None:
+        """Stop the workers (remote actors included) and release the algorithm."""
+        super().stop()  # type: ignore[no-untyped-call]
+
+    def cleanup(self) -> None:
+        for workers in (getattr(self, "workers", None), getattr(self, "evaluation_workers", None)):
+            if workers is not None:
+                workers.stop()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(env={self.config['env']!r})"
+
+
+def _sample_remote(worker: RolloutWorker) -> tuple[SampleBatch, list[EpisodeMetrics], Any]:
+    batch = worker.sample()
+    return batch, worker.get_metrics(), worker.get_perf_stats()
+
+
+def _mean_dicts(dicts: list[dict[str, float]]) -> dict[str, float]:
+    keys = {k for d in dicts for k in d}
+    return {k: float(np.mean([d[k] for d in dicts if k in d])) for k in sorted(keys)}

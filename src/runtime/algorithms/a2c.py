@@ -1,0 +1,56 @@
+"""A2C: synchronous advantage actor-critic, one gradient step per train batch."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import torch
+
+from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.algorithms.a2c import A2CConfig
+from runtime.algorithm import Algorithm
+from runtime.policy import TorchPolicy, _schedule
+from runtime.sample_batch import SampleBatch as SB
+
+
+class A2CTorchPolicy(TorchPolicy):
+    def __init__(
+        self,
+        observation_space: gym.Space[Any],
+        action_space: gym.Space[Any],
+        config: Any,
+        device: torch.device | None = None,
+    ) -> None:
+        super().__init__(observation_space, action_space, config, device)
+        self._entropy_schedule = _schedule(
+            config.get("entropy_coeff_schedule"), float(config["entropy_coeff"])
+        )
+        self.entropy_coeff = self._entropy_schedule.value(0)
+
+    def on_global_var_update(self, global_vars: Mapping[str, Any]) -> None:
+        super().on_global_var_update(global_vars)
+        self.entropy_coeff = self._entropy_schedule.value(self.global_timestep)
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, Any]]:
+        obs = batch[SB.OBS]
+        inputs, _ = self.model({"obs": obs, "obs_flat": obs.reshape(len(obs), -1)}, [], None)
+        dist = self.dist_class(inputs)
+        logp = dist.logp(batch[SB.ACTIONS])
+        policy_loss = -(logp * batch[SB.ADVANTAGES]).mean()
+        entropy = dist.entropy().mean()
+        total = policy_loss - self.entropy_coeff * entropy
+        stats = {"policy_loss": policy_loss, "entropy": entropy}
+        if self.has_critic:
+            values = self.model.value_function()
+            vf_loss = 0.5 * (values - batch[SB.VALUE_TARGETS]).pow(2).mean()
+            total = total + float(self.config["vf_loss_coeff"]) * vf_loss
+            stats["vf_loss"] = vf_loss
+        stats["entropy_coeff"] = self.entropy_coeff
+        return total, stats
+
+
+class A2C(Algorithm):
+    config_class: ClassVar[type[AlgorithmConfig]] = A2CConfig
+    policy_class: ClassVar[type[TorchPolicy]] = A2CTorchPolicy

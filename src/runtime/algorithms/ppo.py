@@ -1,0 +1,112 @@
+"""PPO: clipped surrogate objective, GAE, clipped value loss, adaptive KL penalty, entropy
+bonus, minibatch SGD over ``num_sgd_iter`` epochs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.algorithms.ppo import PPOConfig
+from runtime.algorithm import Algorithm
+from runtime.algorithms.a2c import A2CTorchPolicy
+from runtime.postprocessing import standardized
+from runtime.sample_batch import SampleBatch
+from runtime.sample_batch import SampleBatch as SB
+
+
+class PPOTorchPolicy(A2CTorchPolicy):
+    def __init__(
+        self,
+        observation_space: gym.Space[Any],
+        action_space: gym.Space[Any],
+        config: Any,
+        device: torch.device | None = None,
+    ) -> None:
+        super().__init__(observation_space, action_space, config, device)
+        self.kl_coeff = float(config["kl_coeff"])
+        self.kl_target = float(config["kl_target"])
+        seed = config.get("seed")
+        self._rng = np.random.default_rng(None if seed is None else int(seed))
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, Any]]:
+        config = self.config
+        obs = batch[SB.OBS]
+        inputs, _ = self.model({"obs": obs, "obs_flat": obs.reshape(len(obs), -1)}, [], None)
+        dist = self.dist_class(inputs)
+        ratio = torch.exp(dist.logp(batch[SB.ACTIONS]) - batch[SB.ACTION_LOGP])
+        advantages = batch[SB.ADVANTAGES]
+        clip = float(config["clip_param"])
+        surrogate = torch.min(advantages * ratio, advantages * ratio.clamp(1 - clip, 1 + clip))
+        entropy = dist.entropy()
+        total = -surrogate - self.entropy_coeff * entropy
+        stats: dict[str, Any] = {}
+        if self.kl_coeff > 0:
+            kl = self.dist_class(batch[SB.ACTION_DIST_INPUTS]).kl(dist)
+            total = total + self.kl_coeff * kl
+            stats["kl"] = kl.mean()
+        if self.has_critic:
+            values = self.model.value_function()
+            targets = batch[SB.VALUE_TARGETS]
+            vf_clipped = (values - targets).pow(2).clamp(0, float(config["vf_clip_param"]))
+            total = total + float(config["vf_loss_coeff"]) * vf_clipped
+            stats["vf_loss"] = vf_clipped.mean()
+            stats["vf_explained_var"] = 1 - torch.var(targets - values) / (
+                torch.var(targets) + 1e-8
+            )
+        loss = total.mean()
+        stats.update(policy_loss=-surrogate.mean(), entropy=entropy.mean(), total_loss=loss)
+        return loss, stats
+
+    def learn_on_batch(self, batch: SampleBatch) -> dict[str, Any]:
+        """``num_sgd_iter`` epochs of shuffled minibatches; then the KL coefficient adapts."""
+        batch = batch.copy()
+        batch[SB.ADVANTAGES] = standardized(batch[SB.ADVANTAGES])
+        tensors = self.batch_tensors(batch)
+        size = len(batch)
+        minibatch = min(int(self.config["sgd_minibatch_size"]), size)
+        sums: dict[str, Any] = defaultdict(float)
+        steps = 0
+        for _ in range(int(self.config["num_sgd_iter"])):
+            order = torch.as_tensor(self._rng.permutation(size), device=self.device)
+            for start in range(0, size - minibatch + 1, minibatch):
+                rows = order[start : start + minibatch]
+                stats = self.gradient_step({k: v[rows] for k, v in tensors.items()})
+                for key, value in stats.items():
+                    sums[key] = sums[key] + value
+                steps += 1
+        stats = {k: float(v) / max(1, steps) for k, v in sums.items()}
+        if self.kl_coeff > 0 and "kl" in stats:
+            self.update_kl(stats["kl"])
+        stats.update(kl_coeff=self.kl_coeff, entropy_coeff=self.entropy_coeff, cur_lr=self.cur_lr)
+        return {"learner_stats": stats, "num_grad_updates": self.num_grad_updates}
+
+    def update_kl(self, sampled_kl: float) -> float:
+        if sampled_kl > 2.0 * self.kl_target:
+            self.kl_coeff *= 1.5
+        elif sampled_kl < 0.5 * self.kl_target:
+            self.kl_coeff *= 0.5
+        return self.kl_coeff
+
+    def extra_state(self) -> dict[str, Any]:
+        return {
+            **super().extra_state(),
+            "kl_coeff": self.kl_coeff,
+            "rng": self._rng.bit_generator.state,
+        }
+
+    def set_extra_state(self, state: Mapping[str, Any]) -> None:
+        super().set_extra_state(state)
+        self.kl_coeff = float(state.get("kl_coeff", self.kl_coeff))
+        if "rng" in state:
+            self._rng.bit_generator.state = dict(state["rng"])
+
+
+class PPO(Algorithm):
+    config_class: ClassVar[type[AlgorithmConfig]] = PPOConfig
+    policy_class: ClassVar[type[A2CTorchPolicy]] = PPOTorchPolicy

@@ -1,0 +1,158 @@
+"""``DefaultCallbacks``: hooks into training, sampling and episodes; override what you need.
+
+Every hook takes keyword arguments only and should accept ``**kwargs`` so that new arguments
+don't break it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class DefaultCallbacks:
+    """No-op hooks. Subclass and override; pass the class to ``config.callbacks(...)``."""
+
+    def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
+        """After the algorithm and its workers are built."""
+
+    def on_environment_created(
+        self, *, worker: Any, sub_environment: Any, env_context: Any, **kwargs: Any
+    ) -> None:
+        """After a worker created one of its sub-environments."""
+
+    def on_episode_created(
+        self,
+        *,
+        worker: Any,
+        base_env: Any,
+        policies: Any,
+        env_index: int,
+        episode: Any,
+        **kwargs: Any,
+    ) -> None:
+        """A new episode object exists; its env is about to be reset."""
+
+    def on_episode_start(
+        self,
+        *,
+        worker: Any,
+        base_env: Any,
+        policies: Any,
+        episode: Any,
+        env_index: int,
+        **kwargs: Any,
+    ) -> None:
+        """After the env was reset for a new episode."""
+
+    def on_episode_step(
+        self,
+        *,
+        worker: Any,
+        base_env: Any,
+        policies: Any,
+        episode: Any,
+        env_index: int,
+        **kwargs: Any,
+    ) -> None:
+        """After every env step of the episode."""
+
+    def on_episode_end(
+        self,
+        *,
+        worker: Any,
+        base_env: Any,
+        policies: Any,
+        episode: Any,
+        env_index: int,
+        **kwargs: Any,
+    ) -> None:
+        """When the episode terminated or was truncated; set ``episode.custom_metrics`` here."""
+
+    def on_postprocess_trajectory(
+        self,
+        *,
+        worker: Any,
+        episode: Any,
+        agent_id: Any,
+        policy_id: str,
+        policies: Any,
+        postprocessed_batch: Any,
+        original_batches: Any,
+        **kwargs: Any,
+    ) -> None:
+        """After advantages were computed for one episode's rows (may change them in place)."""
+
+    def on_sample_end(self, *, worker: Any, samples: Any, **kwargs: Any) -> None:
+        """At the end of ``RolloutWorker.sample()``."""
+
+    def on_learn_on_batch(
+        self, *, policy: Any, train_batch: Any, result: dict[str, Any], **kwargs: Any
+    ) -> None:
+        """Before a policy learns on ``train_batch``; ``result`` may be extended."""
+
+    def on_train_result(self, *, algorithm: Any, result: dict[str, Any], **kwargs: Any) -> None:
+        """After each ``algorithm.train()``; ``result`` may be changed in place."""
+
+    def on_checkpoint_loaded(self, *, algorithm: Any, **kwargs: Any) -> None:
+        """After a checkpoint was restored into the algorithm."""
+
+    def on_workers_recreated(
+        self,
+        *,
+        algorithm: Any,
+        worker_set: Any,
+        worker_ids: Sequence[int],
+        is_evaluation_workers: bool,
+        **kwargs: Any,
+    ) -> None:
+        """After failed remote workers were replaced (and synced)."""
+
+    def on_evaluate_start(self, *, algorithm: Any, **kwargs: Any) -> None:
+        """Before an evaluation round."""
+
+    def on_evaluate_end(
+        self, *, algorithm: Any, evaluation_metrics: dict[str, Any], **kwargs: Any
+    ) -> None:
+        """After an evaluation round, with its metrics."""
+
+
+_HOOKS = [name for name in vars(DefaultCallbacks) if name.startswith("on_")]
+
+
+def overrides(callbacks: DefaultCallbacks, hook: str) -> bool:
+    """Whether ``callbacks`` does anything in ``hook`` (lets hot loops skip no-op calls)."""
+    method = getattr(type(callbacks), hook, None)
+    return method is not None and method is not getattr(DefaultCallbacks, hook)
+
+
+def make_multi_callbacks(
+    callback_classes: Sequence[type[DefaultCallbacks]],
+) -> type[DefaultCallbacks]:
+    """One callbacks class that runs each of ``callback_classes``' hooks, in order."""
+    classes = list(callback_classes)
+    for cls in classes:
+        if not (isinstance(cls, type) and issubclass(cls, DefaultCallbacks)):
+            raise ValueError(f"make_multi_callbacks: {cls!r} is not a subclass of DefaultCallbacks")
+
+    class MultiCallbacks(DefaultCallbacks):
+        def __init__(self) -> None:
+            self.children = [cls() for cls in classes]
+
+    def fan_out(hook: str) -> Any:
+        def call(self: MultiCallbacks, **kwargs: Any) -> None:
+            for child in self.children:
+                getattr(child, hook)(**kwargs)
+
+        call.__name__ = hook
+        return call
+
+    for hook in _HOOKS:
+        if any(overrides_class(cls, hook) for cls in classes):
+            setattr(MultiCallbacks, hook, fan_out(hook))
+    MultiCallbacks.__qualname__ = "MultiCallbacks(" + ", ".join(c.__name__ for c in classes) + ")"
+    return MultiCallbacks
+
+
+def overrides_class(cls: type[DefaultCallbacks], hook: str) -> bool:
+    return getattr(cls, hook) is not getattr(DefaultCallbacks, hook)

@@ -1,0 +1,130 @@
+"""Checkpoint files: weights and optimizer state as torch tensors (loaded with
+``weights_only=True``, so no arbitrary object is ever unpickled), everything else as JSON.
+
+A checkpoint is written into a temporary sibling folder and renamed into place, so a crash
+while saving leaves every earlier checkpoint as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+STATE_FILE = "algorithm_state.json"
+FORMAT = "rlconf-checkpoint/1"
+
+
+class CheckpointError(ValueError):
+    """A folder is not a readable rlconf checkpoint."""
+
+
+def write_checkpoint(
+    path: str | os.PathLike[str],
+    state: Mapping[str, Any],
+    tensors: Mapping[str, Mapping[str, Any]],
+) -> str:
+    """Write ``state`` (JSON) and ``tensors`` (file stem -> state dict) atomically to ``path``."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        write_files(tmp, state, tensors)
+        _fsync_dir(tmp)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+            old.rmdir()
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+        _fsync_dir(target.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return str(target)
+
+
+def write_files(
+    folder: Path, state: Mapping[str, Any], tensors: Mapping[str, Mapping[str, Any]]
+) -> None:
+    for stem, tensor_dict in tensors.items():
+        file = folder / f"{stem}.pt"
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with open(file, "wb") as handle:
+            torch.save(dict(tensor_dict), handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+    with open(folder / STATE_FILE, "w", encoding="utf-8") as handle:
+        json.dump({"format": FORMAT, **_jsonable(state)}, handle, indent=2, allow_nan=False)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_state(path: str | os.PathLike[str]) -> dict[str, Any]:
+    file = Path(path) / STATE_FILE
+    if not file.is_file():
+        raise CheckpointError(f"{path} is not an rlconf checkpoint: {STATE_FILE} is missing")
+    with open(file, encoding="utf-8") as handle:
+        state: dict[str, Any] = json.load(handle, parse_constant=_constant)
+    if state.get("format") != FORMAT:
+        raise CheckpointError(
+            f"{file}: unknown checkpoint format {state.get('format')!r}; expected {FORMAT!r}"
+        )
+    return state
+
+
+def read_tensors(
+    path: str | os.PathLike[str], stem: str, device: torch.device | str = "cpu"
+) -> dict[str, Any]:
+    file = Path(path) / f"{stem}.pt"
+    if not file.is_file():
+        raise CheckpointError(f"{path}: checkpoint file {stem}.pt is missing")
+    loaded: dict[str, Any] = torch.load(file, map_location=device, weights_only=True)
+    return loaded
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _jsonable(value: Any) -> Any:
+    """Non-finite floats become strings so the file is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"$float": repr(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _constant(name: str) -> float:
+    return float(name)
+
+
+def decode_floats(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"$float"}:
+            return float(value["$float"])
+        return {k: decode_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode_floats(v) for v in value]
+    return value

@@ -1,0 +1,32 @@
+"""Start Ray only when actors are needed (the embedded default never starts it)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+_LOCK = threading.Lock()
+
+
+def ensure_ray(config: Any) -> None:
+    """Connect to the cluster Ray was started with, or start a local one."""
+    import ray
+
+    with _LOCK:
+        if ray.is_initialized():
+            return
+        ray.init(
+            logging_level=_log_level(config.get("log_level", "WARN")),
+            runtime_env={"env_vars": {k: str(v) for k, v in _worker_env(config).items()}},
+        )
+
+
+def _worker_env(config: Any) -> dict[str, Any]:
+    return dict(config.get("extra_python_environs_for_worker") or {})
+
+
+def _log_level(name: str) -> int:
+    return {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "ERROR": logging.ERROR}.get(
+        name, logging.WARNING
+    )

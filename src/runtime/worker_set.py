@@ -1,0 +1,247 @@
+"""``WorkerSet``: one local RolloutWorker plus ``num_workers`` remote ones (Ray actors).
+
+Remote calls go through ``foreach_worker`` / ``call_remote``, which notice dead actors: with
+``ignore_worker_failures`` the failed worker is dropped and the call completes on the healthy
+ones; with ``recreate_failed_workers`` a replacement actor is started (weights and filters
+synced); otherwise the error propagates.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import gymnasium as gym
+
+from runtime.env_registry import EnvCreator, registered_envs
+from runtime.model_catalog import ModelCatalog
+from runtime.policy import TorchPolicy
+from runtime.rollout_worker import RolloutWorker
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class WorkerFailure(RuntimeError):
+    """A remote worker died and the config asks neither to ignore nor to recreate it."""
+
+
+class WorkerSet:
+    def __init__(
+        self,
+        *,
+        env_creator: EnvCreator | None,
+        config: Any,
+        policy_class: type[TorchPolicy],
+        num_workers: int,
+        local_worker: bool = True,
+        local_has_env: bool | None = None,
+        remote_options: Callable[[int], dict[str, Any]] | None = None,
+        device: str = "cpu",
+        name: str = "workers",
+    ) -> None:
+        self.config = config
+        self.env_creator = env_creator
+        self.policy_class = policy_class
+        self.name = name
+        self._remote_options = remote_options or (lambda index: {})
+        self._remote: dict[int, Any] = {}
+        self._spaces: tuple[gym.Space[Any], gym.Space[Any]] | None = None
+        self.num_recreated = 0
+        #: Called with the indices of recreated workers (the Algorithm's callback hook).
+        self.on_recreated: Callable[[list[int]], None] | None = None
+        for index in range(1, num_workers + 1):
+            self._remote[index] = self._start_remote(index, num_workers)
+        if self._remote:
+            self._spaces = self._get(next(iter(self._remote.values())).get_spaces.remote())
+        if local_has_env is None:
+            local_has_env = num_workers == 0 or bool(config.get("create_env_on_driver"))
+        self._local: RolloutWorker | None = None
+        if local_worker:
+            self._local = RolloutWorker(
+                env_creator=env_creator if local_has_env else None,
+                config=config,
+                policy_class=policy_class,
+                worker_index=0,
+                num_workers=num_workers,
+                spaces=self._spaces,
+                device=device,
+            )
+        self.num_workers = num_workers
+
+    # ------------------------------------------------------------------ actors
+
+    def _start_remote(self, index: int, num_workers: int) -> Any:
+        import ray
+
+        from runtime.ray_session import ensure_ray
+
+        ensure_ray(self.config)
+        actor_class = ray.remote(RolloutWorker)
+        options = {
+            "num_cpus": float(self.config["num_cpus_per_worker"]),
+            "num_gpus": float(self.config["num_gpus_per_worker"]),
+            "resources": dict(self.config["custom_resources_per_worker"]) or None,
+            "max_restarts": 0,
+            **self._remote_options(index),
+        }
+        creators = registered_envs()
+        env = self.config.get("env")
+        creator = creators.get(env) if isinstance(env, str) else None
+        return actor_class.options(**options).remote(
+            env_creator=creator or self.env_creator,
+            config=self.config,
+            policy_class=self.policy_class,
+            worker_index=index,
+            num_workers=num_workers,
+            registered_models=ModelCatalog.registered(),
+        )
+
+    @staticmethod
+    def _get(refs: Any) -> Any:
+        import ray
+
+        return ray.get(refs)
+
+    # ------------------------------------------------------------------ access
+
+    def local_worker(self) -> RolloutWorker:
+        if self._local is None:
+            raise ValueError(f"the {self.name} WorkerSet has no local worker")
+        return self._local
+
+    def remote_workers(self) -> list[Any]:
+        return list(self._remote.values())
+
+    def remote_worker_ids(self) -> list[int]:
+        return list(self._remote)
+
+    def num_healthy_workers(self) -> int:
+        return len(self._remote)
+
+    # ------------------------------------------------------------------ calls
+
+    def call_remote(
+        self, func: Callable[[RolloutWorker], T], *, indices: list[int] | None = None
+    ) -> list[tuple[int, T]]:
+        """Run ``func(worker)`` on remote workers; returns ``(index, result)`` of the ones that
+        answered, handling failed workers as the fault-tolerance settings say."""
+        import ray
+
+        targets = [i for i in (indices or list(self._remote)) if i in self._remote]
+        refs = {i: self._remote[i].apply.remote(func) for i in targets}
+        results: list[tuple[int, T]] = []
+        failed: list[int] = []
+        for index, ref in refs.items():
+            try:
+                results.append((index, ray.get(ref)))
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorDiedError) as error:
+                logger.warning("%s: remote worker %d failed: %s", self.name, index, error)
+                failed.append(index)
+            except ray.exceptions.RayTaskError as error:
+                if not self._tolerates_failures():
+                    raise
+                logger.warning("%s: remote worker %d failed: %s", self.name, index, error)
+                failed.append(index)
+        if failed:
+            self._handle_failures(failed)
+        return results
+
+    def _tolerates_failures(self) -> bool:
+        return bool(
+            self.config.get("ignore_worker_failures") or self.config.get("recreate_failed_workers")
+        )
+
+    def _handle_failures(self, failed: list[int]) -> None:
+        if not self._tolerates_failures():
+            raise WorkerFailure(
+                f"{self.name}: remote worker(s) {failed} failed; set "
+                "fault_tolerance(ignore_worker_failures=True) to continue on the healthy "
+                "workers, or recreate_failed_workers=True to replace them"
+            )
+        import ray
+
+        for index in failed:
+            actor = self._remote.pop(index)
+            ray.kill(actor, no_restart=True)
+        if self.config.get("recreate_failed_workers"):
+            self.recreate(failed)
+
+    def recreate(self, indices: list[int]) -> None:
+        """Start new actors for ``indices`` and bring them in sync with the local worker."""
+        for index in indices:
+            self._remote[index] = self._start_remote(index, self.num_workers)
+        self.num_recreated += len(indices)
+        if self._local is not None:
+            self.sync_weights(indices=indices)
+            self.sync_filter_states(indices=indices)
+        if self.on_recreated is not None:
+            self.on_recreated(list(indices))
+
+    def foreach_worker(self, func: Callable[[RolloutWorker], T], *, local: bool = True) -> list[T]:
+        out = [func(self._local)] if local and self._local is not None else []
+        return out + [result for _, result in self.call_remote(func)]
+
+    def foreach_worker_with_index(
+        self, func: Callable[[RolloutWorker, int], T], *, local: bool = True
+    ) -> list[T]:
+        out = [func(self._local, 0)] if local and self._local is not None else []
+        remote = self.call_remote(lambda w: func(w, w.worker_index))
+        return out + [result for _, result in remote]
+
+    def foreach_policy(self, func: Callable[..., T]) -> list[T]:
+        results: list[T] = []
+        for part in self.foreach_worker(lambda w: w.foreach_policy(func)):
+            results.extend(part)
+        return results
+
+    def sync_weights(
+        self, global_vars: dict[str, Any] | None = None, indices: list[int] | None = None
+    ) -> None:
+        """Copy the local worker's weights (and global vars) to the remote workers."""
+        if not self._remote:
+            if global_vars and self._local is not None:
+                self._local.set_global_vars(global_vars)
+            return
+        import ray
+
+        weights: Any = ray.put(self.local_worker().get_weights())
+        vars_ = dict(global_vars or {})
+
+        def set_weights(worker: RolloutWorker) -> None:
+            worker.set_weights(ray.get(weights), vars_)
+
+        self.call_remote(set_weights, indices=indices)
+        if global_vars and self._local is not None:
+            self._local.set_global_vars(global_vars)
+
+    def sync_filters(self) -> None:
+        """Merge the remote workers' filter buffers into the local filter, then send the
+        merged state to every remote worker."""
+        if not self._remote or self._local is None:
+            return
+        buffers = [b for _, b in self.call_remote(lambda w: w.get_filters(flush_after=True))]
+        self._local.merge_filter_buffers(buffers)
+        self.sync_filter_states()
+
+    def sync_filter_states(self, indices: list[int] | None = None) -> None:
+        if self._local is None:
+            return
+        states = self._local.get_filter_states()
+        self.call_remote(lambda w: w.sync_filters(states), indices=indices)
+
+    def stop(self) -> None:
+        if self._local is not None:
+            self._local.stop()
+        if not self._remote:
+            return
+        import ray
+
+        for actor in self._remote.values():
+            try:
+                actor.stop.remote()
+                ray.kill(actor, no_restart=True)
+            except Exception:  # stopping must not fail on an already dead actor
+                logger.debug("%s: could not stop a remote worker", self.name, exc_info=True)
+        self._remote.clear()
