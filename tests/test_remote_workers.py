@@ -1,0 +1,140 @@
+"""WorkerSets with remote Ray workers: syncing, EnvContexts, filters, fault tolerance, and
+PPO learning with 2 remote workers. One Ray session for the module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import ray
+
+from rlconf import PPOConfig
+from runtime import PPO
+from runtime.worker_set import WorkerFailure
+from tests.envs import RecreationCallbacks
+
+ROOT = str(Path(__file__).resolve().parents[1])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_session() -> Iterator[None]:
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
+        logging_level="ERROR",
+    )
+    yield
+    ray.shutdown()
+
+
+def _config(**fault_tolerance: Any) -> PPOConfig:
+    return (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .rollouts(num_workers=2, rollout_fragment_length=50, observation_filter="MeanStdFilter")
+        .resources(num_cpus_per_worker=0.5)
+        .training(train_batch_size=200, sgd_minibatch_size=100, num_sgd_iter=1,
+                  model={"fcnet_hiddens": [16]})
+        .fault_tolerance(**fault_tolerance)
+        .debugging(seed=0)
+    )
+
+
+@pytest.fixture(scope="module")
+def algo() -> Iterator[PPO]:
+    algorithm = _config().build()
+    algorithm.train()
+    yield algorithm
+    algorithm.stop()
+
+
+def test_remote_workers_are_ray_actors_with_their_env_context(algo: PPO) -> None:
+    workers = algo.workers
+    assert len(workers.remote_workers()) == 2
+    assert workers.local_worker().envs == []  # the driver does not sample
+    contexts = workers.foreach_worker(
+        lambda w: (w.env_context.worker_index, w.env_context.remote, w.env_context.num_workers),
+        local=False,
+    )
+    assert sorted(contexts) == [(1, True, 2), (2, True, 2)]
+    assert workers.foreach_worker_with_index(lambda w, i: i) == [0, 1, 2]
+    assert algo.train()["num_healthy_workers"] == 2
+
+
+def test_weights_and_filters_are_synced_to_remote_workers(algo: PPO) -> None:
+    algo.train()
+    local = algo.get_weights()["default_policy"]
+    for weights in algo.workers.foreach_worker(lambda w: w.get_weights(), local=False):
+        for name, value in weights["default_policy"].items():
+            np.testing.assert_array_equal(value, local[name])
+    local_filter = algo.workers.local_worker().get_filter_states()["default_policy"]
+    assert local_filter["stats"]["n"] >= 400  # merged from both workers
+    remote = algo.workers.foreach_worker(lambda w: w.get_filter_states(), local=False)
+    for state in remote:
+        assert state["default_policy"]["stats"]["n"] >= local_filter["stats"]["n"]
+
+
+def test_a_dead_worker_fails_training_unless_tolerated() -> None:
+    algorithm = _config().build()
+    try:
+        ray.kill(algorithm.workers.remote_workers()[0], no_restart=True)
+        with pytest.raises(WorkerFailure, match="ignore_worker_failures"):
+            algorithm.train()
+    finally:
+        algorithm.stop()
+
+
+def test_ignore_worker_failures_continues_on_the_healthy_workers() -> None:
+    algorithm = _config(ignore_worker_failures=True).build()
+    try:
+        ray.kill(algorithm.workers.remote_workers()[0], no_restart=True)
+        result = algorithm.train()
+        assert result["num_healthy_workers"] == 1
+        assert result["timesteps_total"] >= 200
+    finally:
+        algorithm.stop()
+
+
+def test_recreate_failed_workers_replaces_and_syncs_them() -> None:
+    RecreationCallbacks.recreated = []
+    algorithm = _config(recreate_failed_workers=True).callbacks(RecreationCallbacks).build()
+    try:
+        algorithm.train()
+        ray.kill(algorithm.workers.remote_workers()[0], no_restart=True)
+        result = algorithm.train()
+        assert RecreationCallbacks.recreated == [1]
+        assert result["num_recreated_workers"] == 1
+        assert algorithm.train()["num_healthy_workers"] == 2
+        local = algorithm.get_weights()["default_policy"]
+        for weights in algorithm.workers.foreach_worker(lambda w: w.get_weights(), local=False):
+            for name, value in weights["default_policy"].items():
+                np.testing.assert_array_equal(value, local[name])
+    finally:
+        algorithm.stop()
+
+
+def test_ppo_with_two_remote_workers_learns_cartpole() -> None:
+    algorithm = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .rollouts(num_workers=2, num_envs_per_worker=8, rollout_fragment_length=64)
+        .resources(num_cpus_per_worker=0.5)
+        .training(lr=1e-3, gamma=0.99, lambda_=0.95, train_batch_size=1024,
+                  sgd_minibatch_size=256, num_sgd_iter=10, kl_coeff=0.0, clip_param=0.2,
+                  vf_clip_param=1e5, model={"fcnet_hiddens": [64, 64]})
+        .debugging(seed=0)
+        .build()
+    )
+    try:
+        best = 0.0
+        while algorithm._counters["num_env_steps_sampled"] < 60_000:
+            best = max(best, algorithm.train()["episode_reward_mean"])
+            if best >= 150:
+                break
+        assert best >= 150
+    finally:
+        algorithm.stop()
