@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,47 @@ def test_console_script_runs() -> None:
         check=True,
     )
     assert json.loads(out.stdout)["lr"] == 0.0004
+
+
+def test_train_stops_on_the_criterion_and_checkpoints(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = json.dumps(
+        {
+            "num_workers": 0,
+            "train_batch_size": 200,
+            "rollout_fragment_length": 100,
+            "sgd_minibatch_size": 100,
+            "num_sgd_iter": 1,
+            "model": {"fcnet_hiddens": [8]},
+        }
+    )
+    code = main(
+        [
+            "train",
+            "--run",
+            "PPO",
+            "--env",
+            "CartPole-v1",
+            "--config",
+            config,
+            "--stop",
+            '{"timesteps_total": 600}',
+            "--checkpoint-freq",
+            "2",
+            "--checkpoint-at-end",
+            "--local-dir",
+            str(tmp_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.count("iter ") == 3 and "steps      600" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint_000002", "checkpoint_000003"]
+
+
+def test_train_refuses_bad_input_before_building(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "--run", "PPO", "--config", '{"lr": "x"}']) == 2
+    assert "lr='x'" in capsys.readouterr().err
+    assert main(["train", "--run", "PPO", "--stop", '{"episode_reward_mean": "high"}']) == 2
+    assert "--stop.episode_reward_mean" in capsys.readouterr().err

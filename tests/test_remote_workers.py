@@ -37,8 +37,12 @@ def _config(**fault_tolerance: Any) -> PPOConfig:
         .environment("CartPole-v1")
         .rollouts(num_workers=2, rollout_fragment_length=50, observation_filter="MeanStdFilter")
         .resources(num_cpus_per_worker=0.5)
-        .training(train_batch_size=200, sgd_minibatch_size=100, num_sgd_iter=1,
-                  model={"fcnet_hiddens": [16]})
+        .training(
+            train_batch_size=200,
+            sgd_minibatch_size=100,
+            num_sgd_iter=1,
+            model={"fcnet_hiddens": [16]},
+        )
         .fault_tolerance(**fault_tolerance)
         .debugging(seed=0)
     )
@@ -123,9 +127,18 @@ def test_ppo_with_two_remote_workers_learns_cartpole() -> None:
         .environment("CartPole-v1")
         .rollouts(num_workers=2, num_envs_per_worker=8, rollout_fragment_length=64)
         .resources(num_cpus_per_worker=0.5)
-        .training(lr=1e-3, gamma=0.99, lambda_=0.95, train_batch_size=1024,
-                  sgd_minibatch_size=256, num_sgd_iter=10, kl_coeff=0.0, clip_param=0.2,
-                  vf_clip_param=1e5, model={"fcnet_hiddens": [64, 64]})
+        .training(
+            lr=1e-3,
+            gamma=0.99,
+            lambda_=0.95,
+            train_batch_size=1024,
+            sgd_minibatch_size=256,
+            num_sgd_iter=10,
+            kl_coeff=0.0,
+            clip_param=0.2,
+            vf_clip_param=1e5,
+            model={"fcnet_hiddens": [64, 64]},
+        )
         .debugging(seed=0)
         .build()
     )

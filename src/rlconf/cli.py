@@ -1,4 +1,4 @@
-"""The ``rlconf`` command line: inspect algorithms, configs and their JSON Schema.
+"""The ``rlconf`` command line: train, and inspect algorithms, configs and their JSON Schema.
 
 Config errors print the ConfigError message and exit with code 2, before anything heavy is
 imported.
@@ -43,6 +43,24 @@ def _cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from rlconf.train_command import run_train
+
+    overrides = _parse_json(args.config, "--config") if args.config else {}
+    if args.env is not None:
+        overrides["env"] = args.env
+    stop = _parse_json(args.stop, "--stop") if args.stop else {}
+    return run_train(
+        args.run,
+        overrides,
+        stop,
+        checkpoint_freq=args.checkpoint_freq,
+        checkpoint_at_end=args.checkpoint_at_end,
+        local_dir=args.local_dir,
+        quiet=args.quiet,
+    )
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     print(json.dumps(get_config_class(args.algorithm).json_schema(), indent=2))
     return 0
@@ -57,6 +75,21 @@ def _cmd_list(_args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rlconf", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="train an algorithm until a stop criterion")
+    train.add_argument("--run", required=True, help="a registered algorithm, e.g. PPO")
+    train.add_argument("--env", help="environment id, e.g. CartPole-v1")
+    train.add_argument("--config", help="JSON object of config keys to set")
+    train.add_argument(
+        "--stop",
+        help="JSON object: stop once any result key reaches its value, e.g. "
+        '\'{"episode_reward_mean": 450}\' (nested keys joined with "/")',
+    )
+    train.add_argument("--checkpoint-freq", type=int, default=0, help="save every N iterations")
+    train.add_argument("--checkpoint-at-end", action="store_true", help="save when done")
+    train.add_argument("--local-dir", help="folder for checkpoints (default: the run's logdir)")
+    train.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    train.set_defaults(handler=_cmd_train)
 
     config = commands.add_parser("config", help="print the full validated config as JSON")
     config.add_argument("algorithm", help="a registered algorithm, e.g. PPO")

@@ -46,6 +46,8 @@ class Algorithm(Trainable):
         env: Any = None,
         **kwargs: Any,
     ) -> None:
+        # Tune's system monitor warns on every start when GPUtil is missing; not our concern.
+        logging.getLogger("ray.tune.utils.util").setLevel(logging.ERROR)
         tune_keys: dict[str, Any] = {}
         if isinstance(config, Mapping):
             config = dict(config)

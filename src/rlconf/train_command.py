@@ -1,0 +1,104 @@
+"""``rlconf train``: build an algorithm from the command line and train it until a stop
+criterion is met, printing one progress line per iteration.
+
+The config is validated before torch or ray is imported, so a typo fails in milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from rlconf.errors import ConfigError
+from rlconf.registry import get_config_class
+
+
+def lookup(result: Mapping[str, Any], key: str) -> Any:
+    """``result["a"]["b"]`` for ``key="a/b"``; None when a part is missing."""
+    value: Any = result
+    for part in key.split("/"):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def check_stop(stop: Mapping[str, Any]) -> None:
+    for key, value in stop.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError.single(
+                "rlconf train",
+                f"--stop.{key}",
+                "must be a number (training stops once the result reaches it)",
+                value=value,
+                has_value=True,
+            )
+
+
+def should_stop(result: Mapping[str, Any], stop: Mapping[str, Any]) -> bool:
+    for key, threshold in stop.items():
+        value = lookup(result, key)
+        if isinstance(value, int | float) and not math.isnan(value) and value >= threshold:
+            return True
+    return False
+
+
+def progress_line(result: Mapping[str, Any], started: float) -> str:
+    elapsed = time.perf_counter() - started
+    iteration = int(result["training_iteration"])
+    return (
+        f"iter {iteration:4d}  steps {int(result['timesteps_total']):8d}  "
+        f"reward {result['episode_reward_mean']:8.2f}  "
+        f"len {result['episode_len_mean']:7.1f}  time {elapsed:7.1f}s  "
+        f"({iteration / max(elapsed, 1e-9):.2f} it/s)"
+    )
+
+
+def run_train(
+    algorithm: str,
+    overrides: dict[str, Any],
+    stop: dict[str, Any],
+    checkpoint_freq: int = 0,
+    checkpoint_at_end: bool = False,
+    local_dir: str | None = None,
+    quiet: bool = False,
+) -> int:
+    config = get_config_class(algorithm).from_dict(overrides).validate()
+    check_stop(stop)
+    if not stop:
+        print("no --stop given: training until interrupted (Ctrl-C)", file=sys.stderr)
+    algo = config.build()
+    started = time.perf_counter()
+    result: dict[str, Any] = {}
+    try:
+        while True:
+            result = algo.train()
+            iteration = int(result["training_iteration"])
+            if not quiet:
+                print(progress_line(result, started), flush=True)
+            if checkpoint_freq and iteration % checkpoint_freq == 0:
+                _report_checkpoint(algo.save(local_dir), quiet)
+            if should_stop(result, stop):
+                break
+    except KeyboardInterrupt:
+        print("interrupted: writing a checkpoint", file=sys.stderr)
+        _report_checkpoint(algo.save(local_dir), quiet=False)
+        algo.stop()
+        return 130
+    if checkpoint_at_end:
+        _report_checkpoint(algo.save(local_dir), quiet)
+    algo.stop()
+    if not quiet and result:
+        print(
+            f"done: reward {result['episode_reward_mean']:.2f} after "
+            f"{int(result['timesteps_total'])} steps"
+        )
+    return 0
+
+
+def _report_checkpoint(path: str, quiet: bool) -> None:
+    if not quiet:
+        print(f"checkpoint: {path}", flush=True)
