@@ -9,6 +9,7 @@ Prints one JSON object on its last line.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from typing import Any
 
@@ -46,7 +47,7 @@ def worker_set(num_workers: int, num_envs: int) -> WorkerSet:
             rollout_fragment_length=max(1, 4096 // num_envs),
         )
         .resources(num_cpus_per_worker=1)
-        .training(model={"fcnet_hiddens": [64, 64]})
+        .training(train_batch_size=4096, model={"fcnet_hiddens": [64, 64]})
         .debugging(seed=0)
         .freeze()
     )
@@ -80,7 +81,7 @@ def main() -> None:
     results: dict[str, Any] = {"env": ENV, "raw_env_steps_per_s": round(raw_rate())}
     for num_envs in (1, 8, 64):
         results[f"local_envs{num_envs}_steps_per_s"] = round(sample_rate(0, num_envs))
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
     try:
         for num_envs in (1, 8, 64):
             results[f"remote2_envs{num_envs}_steps_per_s"] = round(sample_rate(2, num_envs))

@@ -3,6 +3,7 @@ PPO learning with 2 remote workers. One Ray session for the module."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ def ray_session() -> Iterator[None]:
         num_cpus=2,
         include_dashboard=False,
         runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
-        logging_level="ERROR",
+        logging_level=logging.ERROR,
     )
     yield
     ray.shutdown()
