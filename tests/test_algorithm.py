@@ -15,6 +15,7 @@ import torch
 from rlconf import ConfigError, PGConfig, PPOConfig
 from runtime import PG, PPO, Algorithm
 from tests.envs import CurriculumEnv, RecordingCallbacks, next_level
+from tests.user_objects import mapping
 
 
 def _ppo_config() -> PPOConfig:
@@ -317,3 +318,15 @@ def test_pg_trains_on_the_embedded_default() -> None:
         assert "policy_loss" in result["info"]["learner"]["default_policy"]["learner_stats"]
     finally:
         algo.stop()
+
+
+def test_settings_the_runtime_cannot_carry_out_are_refused_at_build() -> None:
+    config = (
+        _ppo_config()
+        .rollouts(sample_async=True)
+        .multi_agent(policies={"a", "b"}, policy_mapping_fn=mapping)
+    )
+    with pytest.raises(ConfigError) as caught:
+        config.build()
+    message = str(caught.value)
+    assert "sample_async=True" in message and "multiagent.policies" in message

@@ -53,6 +53,7 @@ class Algorithm(Trainable):
             config = dict(config)
             tune_keys = {k: config.pop(k) for k in _TUNE_KEYS if k in config}
         self._algo_config = self._resolve_config(config, env)
+        _refuse_unsupported(self._algo_config, type(self).__name__)
         super().__init__(config=tune_keys, **kwargs)
 
     @classmethod
@@ -472,6 +473,37 @@ class Algorithm(Trainable):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env={self.config['env']!r})"
+
+
+#: Settings the runtime does not carry out yet, refused at build time rather than ignored.
+_UNSUPPORTED: dict[str, tuple[Any, str]] = {
+    "sample_async": (False, "asynchronous sampling is not available; sampling is synchronous"),
+    "remote_worker_envs": (False, "sub-envs run in the worker process; use num_workers"),
+    "input": ("sampler", "reading experiences from files is not available yet"),
+    "output": (None, "writing experiences to files is not available yet"),
+}
+
+
+def _refuse_unsupported(config: AlgorithmConfig, name: str) -> None:
+    from rlconf.errors import FieldIssue
+
+    issues = [
+        FieldIssue(key, f"is not supported by the runtime: {why}", config[key], True, repr(ok))
+        for key, (ok, why) in _UNSUPPORTED.items()
+        if config[key] != ok
+    ]
+    if config["multiagent"]["policies"]:
+        issues.append(
+            FieldIssue(
+                "multiagent.policies",
+                "is not supported by the runtime yet: it trains one policy, 'default_policy'",
+                dict(config["multiagent"]["policies"]),
+                True,
+                "{} (empty)",
+            )
+        )
+    if issues:
+        raise ConfigError(f"{name}(config=...)", issues)
 
 
 def _sample_remote(worker: RolloutWorker) -> tuple[SampleBatch, list[EpisodeMetrics], Any]:
