@@ -21,6 +21,7 @@ from rlconf.registry import get_algorithm_class
 from runtime import checkpoints
 from runtime.callbacks import DefaultCallbacks
 from runtime.env_registry import EnvCreator, env_creator_for
+from runtime.env_runner import action_processor
 from runtime.episode import EpisodeMetrics
 from runtime.metrics import EpisodeHistory, summarize_episodes
 from runtime.policy import TorchPolicy
@@ -353,9 +354,7 @@ class Algorithm(Trainable):
         actions, states, extra = policy.compute_actions(obs, explore=explore)
         unsquash = self.config["normalize_actions"] if unsquash_action is None else unsquash_action
         clip = self.config["clip_actions"] if clip_action is None else clip_action
-        from runtime.env_runner import _action_processor
-
-        processed = _action_processor(policy.action_space, bool(unsquash), bool(clip))(actions)
+        processed = action_processor(policy.action_space, bool(unsquash), bool(clip))(actions)
         return processed, states, extra
 
     # ------------------------------------------------------------------ checkpoints

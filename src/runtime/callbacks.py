@@ -122,8 +122,7 @@ _HOOKS = [name for name in vars(DefaultCallbacks) if name.startswith("on_")]
 
 def overrides(callbacks: DefaultCallbacks, hook: str) -> bool:
     """Whether ``callbacks`` does anything in ``hook`` (lets hot loops skip no-op calls)."""
-    method = getattr(type(callbacks), hook, None)
-    return method is not None and method is not getattr(DefaultCallbacks, hook)
+    return overrides_class(type(callbacks), hook)
 
 
 def make_multi_callbacks(

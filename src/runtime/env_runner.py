@@ -60,7 +60,7 @@ class EnvRunner:
         self.seed = config.get("seed")
         self.action_space = policy.action_space
         self._reward_clip = _reward_clipper(config.get("clip_rewards"))
-        self._action_fn = _action_processor(
+        self._action_fn = action_processor(
             self.action_space, bool(config["normalize_actions"]), bool(config["clip_actions"])
         )
         self._step_hook = overrides(callbacks, "on_episode_step")
@@ -68,6 +68,7 @@ class EnvRunner:
         self._next_episode = 0
         self.obs: Array | None = None
         self.episodes: list[Episode] = []
+        self.eps_ids = np.zeros(self.num_envs, dtype=np.int64)
         self.ep_len = np.zeros(self.num_envs, dtype=np.int64)
         self.ep_ret = np.zeros(self.num_envs, dtype=np.float64)
         self.finished: list[EpisodeMetrics] = []
@@ -114,6 +115,7 @@ class EnvRunner:
             self.episodes[index] = episode
         else:
             self.episodes.append(episode)
+        self.eps_ids[index] = episode.episode_id
         self.ep_len[index] = 0
         self.ep_ret[index] = 0.0
         self._hook("on_episode_start", episode=episode, env_index=index)
@@ -183,10 +185,10 @@ class EnvRunner:
             rows[SB.OBS].append(obs)
             rows[SB.ACTIONS].append(actions)
             rows[SB.REWARDS].append(self._reward_clip(rewards))
-            rows[SB.TERMINATEDS].append(terms if not self.no_done_at_end else terms & False)
+            rows[SB.TERMINATEDS].append(np.zeros_like(terms) if self.no_done_at_end else terms)
             rows[SB.TRUNCATEDS].append(truncs)
             rows[SB.INFOS].append(infos)
-            rows[SB.EPS_ID].append(np.array([e.episode_id for e in self.episodes]))
+            rows[SB.EPS_ID].append(self.eps_ids.copy())
             rows[SB.T].append(self.ep_len - 1)
             rows[SB.ENV_ID].append(env_ids)
             for name, values in extra.items():
@@ -340,7 +342,7 @@ def _reward_clipper(setting: Any) -> Any:
     return lambda r: np.clip(r, low, high).astype(np.float32)
 
 
-def _action_processor(space: gym.Space[Any], normalize: bool, clip: bool) -> Any:
+def action_processor(space: gym.Space[Any], normalize: bool, clip: bool) -> Any:
     if isinstance(space, gym.spaces.Box):
         low, high = space.low, space.high
         if normalize and np.all(np.isfinite(low)) and np.all(np.isfinite(high)):

@@ -136,11 +136,6 @@ class RolloutWorker:
     def get_perf_stats(self) -> dict[str, float]:
         return self.runner.pop_perf() if self.runner else {}
 
-    def sample_and_metrics(self) -> tuple[SampleBatch, list[EpisodeMetrics]]:
-        """One round trip for remote workers: a batch and the episodes it finished."""
-        batch = self.sample()
-        return batch, self.get_metrics()
-
     # ------------------------------------------------------------------ policies
 
     def get_policy(self, policy_id: str = DEFAULT_POLICY_ID) -> TorchPolicy:
