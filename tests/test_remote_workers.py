@@ -41,7 +41,7 @@ def _config(**fault_tolerance: Any) -> PPOConfig:
         PPOConfig()
         .environment("CartPole-v1")
         .rollouts(num_workers=2, rollout_fragment_length=50, observation_filter="MeanStdFilter")
-        .resources(num_cpus_per_worker=0.5)
+        .resources(num_cpus_per_worker=0.5, num_cpus_for_driver=0)
         .training(
             train_batch_size=200,
             sgd_minibatch_size=100,
@@ -131,7 +131,7 @@ def test_ppo_with_two_remote_workers_learns_cartpole() -> None:
     algorithm = (
         tuned_config(seed=0)
         .rollouts(num_workers=2, num_envs_per_worker=8)
-        .resources(num_cpus_per_worker=0.5)
+        .resources(num_cpus_per_worker=0.5, num_cpus_for_driver=0)
         .build()
     )
     try:

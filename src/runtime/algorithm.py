@@ -7,7 +7,8 @@ import logging
 import os
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,8 +24,21 @@ from runtime.callbacks import DefaultCallbacks
 from runtime.env_registry import EnvCreator, env_creator_for
 from runtime.env_runner import action_processor
 from runtime.episode import EpisodeMetrics
+from runtime.evaluation import (
+    DurationFn,
+    accepts_train_future,
+    duration_fn_for,
+    evaluation_metrics,
+    finished_future,
+    placeholder_metrics,
+    run_evaluation,
+)
+from runtime.evaluation_config import evaluation_config, evaluation_configured
 from runtime.metrics import EpisodeHistory, summarize_episodes
+from runtime.placement import Placement, local_cluster_cpus
 from runtime.policy import TorchPolicy
+from runtime.ray_session import ensure_ray
+from runtime.resources import ResourcePlan, Role, resource_plan
 from runtime.rollout_worker import DEFAULT_POLICY_ID, RolloutWorker
 from runtime.sample_batch import SampleBatch
 from runtime.worker_set import WorkerSet
@@ -60,6 +74,15 @@ class Algorithm(Trainable):
     @classmethod
     def get_default_config(cls) -> AlgorithmConfig:
         return cls.config_class()
+
+    @classmethod
+    def default_resource_request(cls, config: AlgorithmConfig | Mapping[str, Any]) -> Any:
+        """The resources Tune reserves for a trial: a ``PlacementGroupFactory`` with the driver
+        bundle, one bundle per rollout worker and one per evaluation worker. The algorithm
+        places its actors in exactly these bundles (``runtime.resources``)."""
+        if isinstance(config, Mapping):
+            config = {k: v for k, v in config.items() if k not in _TUNE_KEYS}
+        return resource_plan(cls._resolve_config(config, None)).placement_group_factory()
 
     @classmethod
     def _resolve_config(
@@ -110,18 +133,59 @@ class Algorithm(Trainable):
         self._history = EpisodeHistory(int(config["metrics_num_episodes_for_smoothing"]))
         self._pending_episodes: list[EpisodeMetrics] = []
         self._perf: list[dict[str, float]] = []
+        self.resource_plan: ResourcePlan = resource_plan(config)
+        self.placement: Placement | None = None
+        if self.resource_plan.num_actors:
+            ensure_ray(config, num_cpus=local_cluster_cpus(self.resource_plan))
+            self.placement = Placement.reserve(
+                self.resource_plan, float(config["placement_timeout_s"]), type(self).__name__
+            )
         self.workers = WorkerSet(
             env_creator=self.env_creator,
             config=config,
             policy_class=self.policy_class,
             num_workers=int(config["num_workers"]),
+            remote_options=self._actor_options("rollout"),
             device=self.device,
         )
         self.workers.on_recreated = self._workers_recreated
         self.workers.sync_weights()
         self.evaluation_workers: WorkerSet | None = None
         self.evaluation_metrics: dict[str, Any] = {}
+        if evaluation_configured(config):
+            self.evaluation_workers = self._make_evaluation_workers()
         self.callbacks.on_algorithm_init(algorithm=self)
+
+    def _actor_options(self, role: Role) -> Callable[[int], dict[str, Any]]:
+        def options(index: int) -> dict[str, Any]:
+            return self.placement.actor_options(role, index) if self.placement else {}
+
+        return options
+
+    def _make_evaluation_workers(self) -> WorkerSet:
+        """The evaluation WorkerSet: its local worker when evaluation_num_workers=0, otherwise
+        that many remote workers, all running the evaluation config."""
+        num_workers = int(self.config["evaluation_num_workers"])
+        workers = WorkerSet(
+            env_creator=self.env_creator,
+            config=evaluation_config(self.config),
+            policy_class=self.policy_class,
+            num_workers=num_workers,
+            local_worker=num_workers == 0,
+            local_has_env=True,
+            remote_options=self._actor_options("evaluation"),
+            device=self.device,
+            name="evaluation_workers",
+        )
+        workers.source_worker = self.workers.local_worker()
+
+        def recreated(indices: list[int]) -> None:
+            self.callbacks.on_workers_recreated(
+                algorithm=self, worker_set=workers, worker_ids=indices, is_evaluation_workers=True
+            )
+
+        workers.on_recreated = recreated
+        return workers
 
     def _learner_device(self) -> str:
         num_gpus = float(self.config["num_gpus"])
@@ -149,6 +213,35 @@ class Algorithm(Trainable):
     # ------------------------------------------------------------------ training
 
     def step(self) -> dict[str, Any]:
+        """One training iteration, and an evaluation when one is due: after the training step,
+        or beside it (``evaluation_parallel_to_training``) on the weights from before it."""
+        config = self.config
+        interval = config["evaluation_interval"]
+        evaluate_now = bool(interval) and (self._iteration + 1) % int(interval) == 0
+        if evaluate_now and config["evaluation_parallel_to_training"]:
+            self._sync_evaluation_workers()
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlconf-train") as pool:
+                train_future = pool.submit(self._train_step)
+                try:
+                    self._evaluate(train_future, self._iteration, sync=False)
+                finally:
+                    step_results, sampled = train_future.result()
+        else:
+            step_results, sampled = self._train_step()
+            if evaluate_now:
+                self._evaluate(finished_future(), self._iteration + 1, sync=True)
+        self.workers.sync_filters()
+        result = self._compile_results(step_results, sampled)
+        if evaluate_now:
+            result.update(self.evaluation_metrics)
+        elif config["always_attach_evaluation_results"] and self.evaluation_workers is not None:
+            result.update(self.evaluation_metrics or {"evaluation": placeholder_metrics()})
+        if config["env_task_fn"] is not None:
+            self._update_env_tasks(result)
+        return result
+
+    def _train_step(self) -> tuple[dict[str, Any], int]:
+        """``training_iteration()`` until the min_*_per_reporting settings are met."""
         config = self.config
         min_time = float(config["min_time_s_per_reporting"] or 0)
         min_sample = int(config["min_sample_timesteps_per_reporting"] or 0)
@@ -164,13 +257,64 @@ class Algorithm(Trainable):
                 and self._counters["num_env_steps_trained"] - trained0 >= min_train
             ):
                 break
-        self.workers.sync_filters()
-        result = self._compile_results(
-            step_results, self._counters["num_env_steps_sampled"] - sampled0
+        return step_results, self._counters["num_env_steps_sampled"] - sampled0
+
+    # ------------------------------------------------------------------ evaluation
+
+    def evaluate(self, duration_fn: DurationFn | None = None) -> dict[str, Any]:
+        """Evaluate the current weights now; returns ``{"evaluation": metrics}``.
+
+        ``duration_fn(units_done) -> units_left`` overrides ``evaluation_duration``. Without
+        evaluation configured, a local evaluation worker is made on the first call.
+        """
+        return self._evaluate(
+            finished_future(), self._iteration, sync=True, duration_fn=duration_fn
         )
-        if config["env_task_fn"] is not None:
-            self._update_env_tasks(result)
-        return result
+
+    def _sync_evaluation_workers(self) -> None:
+        if self.evaluation_workers is None:
+            self.evaluation_workers = self._make_evaluation_workers()
+        timestep = {"timestep": self._counters["num_env_steps_sampled"]}
+        self.evaluation_workers.sync_weights(global_vars=timestep)
+        self.evaluation_workers.sync_filter_states()
+
+    def _evaluate(
+        self,
+        train_future: Future[Any],
+        weights_version: int,
+        *,
+        sync: bool,
+        duration_fn: DurationFn | None = None,
+    ) -> dict[str, Any]:
+        self.callbacks.on_evaluate_start(algorithm=self)
+        if sync or self.evaluation_workers is None:
+            self._sync_evaluation_workers()
+        workers = self.evaluation_workers
+        assert workers is not None
+        custom = self.config["custom_eval_function"]
+        if custom is not None:
+            args: tuple[Any, ...] = (self, workers)
+            if accepts_train_future(custom):
+                args += (train_future,)
+            metrics = custom(*args)
+            if not isinstance(metrics, Mapping):
+                raise TypeError(
+                    f"custom_eval_function {getattr(custom, '__qualname__', custom)!r} returned "
+                    f"{type(metrics).__name__} {metrics!r:.100}; it must return a dict of metrics"
+                )
+            metrics = dict(metrics)
+            metrics.setdefault("weights_version", weights_version)
+        else:
+            eval_config = workers.config
+            by_episodes = eval_config["evaluation_duration_unit"] == "episodes"
+            duration_fn = duration_fn or duration_fn_for(
+                eval_config, workers.num_workers, train_future
+            )
+            episodes, steps = run_evaluation(workers, by_episodes, duration_fn)
+            metrics = evaluation_metrics(episodes, steps, workers, weights_version)
+        self.evaluation_metrics = {"evaluation": metrics}
+        self.callbacks.on_evaluate_end(algorithm=self, evaluation_metrics=self.evaluation_metrics)
+        return self.evaluation_metrics
 
     def train(self) -> dict[str, Any]:
         result: dict[str, Any] = super().train()  # type: ignore[no-untyped-call]
@@ -257,8 +401,6 @@ class Algorithm(Trainable):
         for key, value in step_results.items():
             if key != "info":
                 result[key] = value
-        if self.evaluation_metrics and self.config["always_attach_evaluation_results"]:
-            result.update(self.evaluation_metrics)
         return result
 
     def _update_env_tasks(self, result: dict[str, Any]) -> None:
@@ -469,6 +611,9 @@ class Algorithm(Trainable):
         for workers in (getattr(self, "workers", None), getattr(self, "evaluation_workers", None)):
             if workers is not None:
                 workers.stop()
+        placement = getattr(self, "placement", None)
+        if placement is not None:
+            placement.release()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env={self.config['env']!r})"

@@ -195,7 +195,8 @@ class TorchPolicy(abc.ABC):
         return {k: v.detach().cpu().numpy().copy() for k, v in self.model.state_dict().items()}
 
     def set_weights(self, weights: Mapping[str, Any]) -> None:
-        state = {k: torch.as_tensor(np.asarray(v)) for k, v in weights.items()}
+        # A copy: arrays that arrive through Ray's object store are read-only.
+        state = {k: torch.from_numpy(np.array(v)) for k, v in weights.items()}
         self.model.load_state_dict(state)
 
     def extra_state(self) -> dict[str, Any]:

@@ -9,14 +9,16 @@ from typing import Any
 _LOCK = threading.Lock()
 
 
-def ensure_ray(config: Any) -> None:
-    """Connect to the cluster Ray was started with, or start a local one."""
+def ensure_ray(config: Any, num_cpus: int | None = None) -> None:
+    """Connect to the cluster Ray was started with, or start a local one (with ``num_cpus``
+    logical CPUs when given)."""
     import ray
 
     with _LOCK:
         if ray.is_initialized():
             return
         ray.init(
+            num_cpus=num_cpus,
             logging_level=_log_level(config.get("log_level", "WARN")),
             runtime_env={"env_vars": {k: str(v) for k, v in _worker_env(config).items()}},
         )

@@ -6,6 +6,7 @@ The same class runs in the driver (the local worker, which also learns) and as a
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -19,6 +20,7 @@ from runtime.env_context import EnvContext
 from runtime.env_registry import EnvCreator
 from runtime.env_runner import EnvRunner
 from runtime.episode import EpisodeMetrics
+from runtime.evaluation_runner import EvaluationRunner
 from runtime.filters import ObservationFilter, get_filter
 from runtime.model_catalog import ModelCatalog
 from runtime.policy import TorchPolicy
@@ -26,6 +28,7 @@ from runtime.preprocessors import Preprocessor, get_preprocessor
 from runtime.sample_batch import SampleBatch
 
 DEFAULT_POLICY_ID = "default_policy"
+logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -43,7 +46,7 @@ class RolloutWorker:
         num_workers: int = 0,
         spaces: tuple[gym.Space[Any], gym.Space[Any]] | None = None,
         registered_models: dict[str, dict[str, Any]] | None = None,
-        device: str = "cpu",
+        device: str | None = "cpu",
     ) -> None:
         if registered_models:
             ModelCatalog.restore_registered(registered_models)
@@ -82,13 +85,16 @@ class RolloutWorker:
         self.filters: dict[str, ObservationFilter] = {
             DEFAULT_POLICY_ID: get_filter(config["observation_filter"], self.preprocessor.shape)
         }
+        if device is None:
+            device = _worker_device(config, worker_index)
         policy = policy_class(
             self.preprocessor.observation_space, action_space, config, torch.device(device)
         )
         self.policy_map: dict[str, TorchPolicy] = {DEFAULT_POLICY_ID: policy}
         self.runner: EnvRunner | None = None
         if self.envs:
-            self.runner = EnvRunner(
+            runner_class = EvaluationRunner if config["in_evaluation"] else EnvRunner
+            self.runner = runner_class(
                 self,
                 self.envs,
                 policy,
@@ -129,6 +135,18 @@ class RolloutWorker:
     def sample_with_count(self) -> tuple[SampleBatch, int]:
         batch = self.sample()
         return batch, len(batch)
+
+    def evaluate(
+        self, *, episodes: int = 0, timesteps: int = 0, reset: bool = True
+    ) -> tuple[list[EpisodeMetrics], int]:
+        """Run exactly ``episodes`` episodes or ``timesteps`` steps (evaluation workers only);
+        returns the finished episodes and the number of steps."""
+        if not isinstance(self.runner, EvaluationRunner):
+            raise ValueError(
+                f"worker {self.worker_index} is not an evaluation worker with an env "
+                "(evaluate() runs on the evaluation WorkerSet)"
+            )
+        return self.runner.run(episodes=episodes, timesteps=timesteps, reset=reset)
 
     def get_metrics(self) -> list[EpisodeMetrics]:
         return self.runner.pop_metrics() if self.runner else []
@@ -221,6 +239,22 @@ class RolloutWorker:
             close = getattr(env, "close", None)
             if close is not None:
                 close()
+
+
+def _worker_device(config: Any, worker_index: int) -> str:
+    """A remote worker with a GPU share infers on CUDA when torch sees a GPU; otherwise on CPU
+    (the share may be meant for the env itself, e.g. a simulator)."""
+    if float(config["num_gpus_per_worker"]) <= 0:
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    logger.warning(
+        "rollout worker %d was given num_gpus_per_worker=%s but torch sees no CUDA device; "
+        "its policy runs on CPU",
+        worker_index,
+        config["num_gpus_per_worker"],
+    )
+    return "cpu"
 
 
 def _check_env(env: Any, name: Any) -> None:

@@ -51,6 +51,8 @@ class WorkerSet:
         self.num_recreated = 0
         #: Called with the indices of recreated workers (the Algorithm's callback hook).
         self.on_recreated: Callable[[list[int]], None] | None = None
+        #: Where a set without a local worker (evaluation) takes weights and filters from.
+        self.source_worker: RolloutWorker | None = None
         for index in range(1, num_workers + 1):
             self._remote[index] = self._start_remote(index, num_workers)
         if self._remote:
@@ -96,6 +98,7 @@ class WorkerSet:
             worker_index=index,
             num_workers=num_workers,
             registered_models=ModelCatalog.registered(),
+            device=None,
         )
 
     @staticmethod
@@ -173,7 +176,7 @@ class WorkerSet:
         for index in indices:
             self._remote[index] = self._start_remote(index, self.num_workers)
         self.num_recreated += len(indices)
-        if self._local is not None:
+        if self._source() is not None:
             self.sync_weights(indices=indices)
             self.sync_filter_states(indices=indices)
         if self.on_recreated is not None:
@@ -196,24 +199,30 @@ class WorkerSet:
             results.extend(part)
         return results
 
+    def _source(self) -> RolloutWorker | None:
+        return self._local if self._local is not None else self.source_worker
+
     def sync_weights(
         self, global_vars: dict[str, Any] | None = None, indices: list[int] | None = None
     ) -> None:
-        """Copy the local worker's weights (and global vars) to the remote workers."""
-        if not self._remote:
-            if global_vars and self._local is not None:
-                self._local.set_global_vars(global_vars)
+        """Copy the weights (and global vars) of the local worker, or of ``source_worker`` for a
+        set without one, to the other workers of this set."""
+        source = self._source()
+        if source is None:
             return
-        import ray
+        if self._remote:
+            import ray
 
-        weights: Any = ray.put(self.local_worker().get_weights())
-        vars_ = dict(global_vars or {})
+            weights: Any = ray.put(source.get_weights())
+            vars_ = dict(global_vars or {})
 
-        def set_weights(worker: RolloutWorker) -> None:
-            worker.set_weights(ray.get(weights), vars_)
+            def set_weights(worker: RolloutWorker) -> None:
+                worker.set_weights(ray.get(weights), vars_)
 
-        self.call_remote(set_weights, indices=indices)
-        if global_vars and self._local is not None:
+            self.call_remote(set_weights, indices=indices)
+        if self._local is not None and self._local is not source:
+            self._local.set_weights(source.get_weights(), global_vars)
+        elif global_vars and self._local is not None:
             self._local.set_global_vars(global_vars)
 
     def sync_filters(self) -> None:
@@ -226,9 +235,12 @@ class WorkerSet:
         self.sync_filter_states()
 
     def sync_filter_states(self, indices: list[int] | None = None) -> None:
-        if self._local is None:
+        source = self._source()
+        if source is None:
             return
-        states = self._local.get_filter_states()
+        states = source.get_filter_states()
+        if self._local is not None and self._local is not source:
+            self._local.sync_filters(states)
         self.call_remote(lambda w: w.sync_filters(states), indices=indices)
 
     def stop(self) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from rlconf.field_types import NonNegFloat
+from rlconf.field_types import NonNegFloat, PosFloat
 from rlconf.section import Section
 
 
@@ -32,6 +32,10 @@ class ResourcesArgs(TypedDict, total=False):
         Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"],
         Field(description="How the placement group's bundles are spread over nodes."),
     ]
+    placement_timeout_s: Annotated[
+        PosFloat,
+        Field(description="Seconds to wait for the placement group's resources before failing."),
+    ]
 
 
 RESOURCES = Section(
@@ -46,5 +50,6 @@ RESOURCES = Section(
         "custom_resources_per_worker": {},
         "num_cpus_for_driver": 1.0,
         "placement_strategy": "PACK",
+        "placement_timeout_s": 60.0,
     },
 )

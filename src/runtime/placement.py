@@ -1,0 +1,119 @@
+"""Reserving a ``ResourcePlan`` as a Ray placement group and placing actors in its bundles.
+
+Inside a Tune trial the trial's own group (made from the same plan by
+``Algorithm.default_resource_request``) is used; outside Tune the algorithm reserves the group
+itself, after checking that the cluster can hold it at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from runtime.resources import ResourcePlan, Role, format_bundle
+
+logger = logging.getLogger(__name__)
+
+
+class ResourceError(RuntimeError):
+    """The resources a config asks for can't be had (too large, or held by others)."""
+
+
+class Placement:
+    """The placement group an algorithm's actors run in."""
+
+    def __init__(self, plan: ResourcePlan, group: Any, *, owned: bool, exact: bool) -> None:
+        self.plan = plan
+        self.group = group
+        self.owned = owned
+        self._exact = exact
+
+    @classmethod
+    def reserve(cls, plan: ResourcePlan, timeout_s: float, owner: str) -> Placement:
+        """The trial's placement group under Tune; otherwise a new group for ``plan``, ready."""
+        import ray
+        from ray.util import get_current_placement_group, placement_group, remove_placement_group
+
+        current = get_current_placement_group()
+        if current is not None:
+            exact = len(current.bundle_specs) == len(plan.placement_bundles())
+            if not exact:
+                logger.warning(
+                    "%s: the trial's placement group has %d bundles but the config needs %d "
+                    "(%s); actors are placed in any bundle of the group",
+                    owner,
+                    len(current.bundle_specs),
+                    len(plan.placement_bundles()),
+                    plan.describe(),
+                )
+            return cls(plan, current, owned=False, exact=exact)
+        _refuse_oversized(plan, owner)
+        group = placement_group(plan.placement_bundles(), strategy=plan.strategy)
+        try:
+            ray.get(group.ready(), timeout=timeout_s)
+        except ray.exceptions.GetTimeoutError:
+            remove_placement_group(group)
+            free = ray.available_resources()  # type: ignore[no-untyped-call]
+            available = {k: v for k, v in free.items() if k in plan.totals()}
+            raise ResourceError(
+                f"{owner}: waited {timeout_s:g} s (placement_timeout_s) for a placement group "
+                f"of {plan.describe()} = {format_bundle(plan.totals())} (strategy "
+                f"{plan.strategy}); the cluster has {format_bundle(available)} free now, the "
+                "rest is held by other placement groups or actors"
+            ) from None
+        return cls(plan, group, owned=True, exact=True)
+
+    def actor_options(self, role: Role, worker_index: int) -> dict[str, Any]:
+        """``.options()`` that put worker ``worker_index`` of ``role`` into its bundle."""
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        index = self.plan.bundle_index(role, worker_index) if self._exact else -1
+        if index is None:
+            return {}
+        strategy = PlacementGroupSchedulingStrategy(
+            placement_group=self.group,
+            placement_group_bundle_index=index,
+            placement_group_capture_child_tasks=False,
+        )
+        return {"scheduling_strategy": strategy}
+
+    def release(self) -> None:
+        if self.owned:
+            from ray.util import remove_placement_group
+
+            try:
+                remove_placement_group(self.group)
+            except Exception:  # Ray may already be shut down; nothing is left to free then
+                logger.debug("could not remove the placement group", exc_info=True)
+            self.owned = False
+
+
+def _refuse_oversized(plan: ResourcePlan, owner: str) -> None:
+    import ray
+
+    cluster = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    short = {
+        name: (amount, float(cluster.get(name, 0.0)))
+        for name, amount in plan.totals().items()
+        if amount > float(cluster.get(name, 0.0)) + 1e-9
+    }
+    if short:
+        wanted = ", ".join(
+            f"{name} {need:g} (cluster total {have:g})" for name, (need, have) in short.items()
+        )
+        raise ResourceError(
+            f"{owner}: the config asks for more than the Ray cluster has: {wanted}. Requested "
+            f"{plan.describe()} = {format_bundle(plan.totals())}. Lower num_workers, "
+            "num_cpus_per_worker, num_gpus_per_worker, num_cpus_for_driver or num_gpus (or the "
+            "evaluation workers'), or start Ray with more resources"
+        )
+
+
+def local_cluster_cpus(plan: ResourcePlan) -> int:
+    """CPUs for a Ray instance rlconf starts itself: the machine's, or the plan's if larger
+    (the driver's CPU is counted, but it is this very process, so there is no oversubscription
+    beyond what the user asked for)."""
+    import os
+
+    return max(os.cpu_count() or 1, math.ceil(plan.totals().get("CPU", 0.0)))

@@ -1,0 +1,110 @@
+"""The one resource calculation: a config -> the bundles its learner and workers need.
+
+The same ``ResourcePlan`` answers Tune's ``default_resource_request`` and places the actors
+(``runtime.placement``), so what Tune reserves is where the actors run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rlconf.algorithm_config import AlgorithmConfig
+from runtime.evaluation_config import evaluation_config, evaluation_configured
+
+Role = Literal["rollout", "evaluation"]
+Bundle = dict[str, float]
+
+
+@dataclass(frozen=True)
+class ResourcePlan:
+    """Bundles for the driver (learner), each rollout worker and each evaluation worker."""
+
+    driver: Bundle
+    rollout: tuple[Bundle, ...]
+    evaluation: tuple[Bundle, ...]
+    strategy: str
+
+    @property
+    def num_actors(self) -> int:
+        return len(self.rollout) + len(self.evaluation)
+
+    def tune_bundles(self) -> list[Bundle]:
+        """What Tune is asked for: the driver bundle first (Tune drops it when it is empty),
+        then every worker bundle that asks for something."""
+        return [self.driver] + [b for b in (*self.rollout, *self.evaluation) if b]
+
+    def placement_bundles(self) -> list[Bundle]:
+        """The bundles of the placement group itself (empty ones hold nothing and are left out,
+        as Tune does)."""
+        return [b for b in self.tune_bundles() if b]
+
+    def bundle_index(self, role: Role, worker_index: int) -> int | None:
+        """Index in ``placement_bundles()`` of worker ``worker_index`` (1-based) of ``role``;
+        None for a worker that asks for no resources."""
+        workers = [*self.rollout, *self.evaluation]
+        position = worker_index - 1 + (len(self.rollout) if role == "evaluation" else 0)
+        if not workers[position]:
+            return None
+        index = 1 if self.driver else 0
+        return index + sum(1 for b in workers[:position] if b)
+
+    def totals(self) -> Bundle:
+        out: Bundle = {}
+        for bundle in self.placement_bundles():
+            for name, amount in bundle.items():
+                out[name] = out.get(name, 0.0) + amount
+        return out
+
+    def describe(self) -> str:
+        """``driver {CPU: 1} + 2 rollout workers x {CPU: 1}`` for error messages."""
+        parts = [f"driver {format_bundle(self.driver)}"]
+        for label, bundles in (("rollout", self.rollout), ("evaluation", self.evaluation)):
+            if bundles:
+                parts.append(f"{len(bundles)} {label} worker(s) x {format_bundle(bundles[0])}")
+        return " + ".join(parts)
+
+    def placement_group_factory(self) -> Any:
+        from ray.tune import PlacementGroupFactory
+
+        return PlacementGroupFactory(self.tune_bundles(), strategy=self.strategy)
+
+
+def resource_plan(config: AlgorithmConfig) -> ResourcePlan:
+    """The bundles ``config`` needs: ``{CPU: num_cpus_for_driver, GPU: num_gpus}`` for the driver
+    (no GPU with ``_fake_gpus``), one per rollout worker and, when evaluation is configured, one
+    per evaluation worker from the evaluation config. Fractions are kept as given."""
+    driver = _bundle(
+        {
+            "CPU": config["num_cpus_for_driver"],
+            "GPU": 0.0 if config["_fake_gpus"] else config["num_gpus"],
+        }
+    )
+    rollout = tuple(_worker_bundle(config) for _ in range(int(config["num_workers"])))
+    evaluation: tuple[Bundle, ...] = ()
+    if evaluation_configured(config):
+        eval_config = evaluation_config(config)
+        evaluation = tuple(
+            _worker_bundle(eval_config) for _ in range(int(config["evaluation_num_workers"]))
+        )
+    return ResourcePlan(driver, rollout, evaluation, str(config["placement_strategy"]))
+
+
+def _worker_bundle(config: AlgorithmConfig) -> Bundle:
+    return _bundle(
+        {
+            "CPU": config["num_cpus_per_worker"],
+            "GPU": config["num_gpus_per_worker"],
+            **dict(config["custom_resources_per_worker"]),
+        }
+    )
+
+
+def _bundle(amounts: dict[str, Any]) -> Bundle:
+    return {name: float(amount) for name, amount in amounts.items() if float(amount) > 0}
+
+
+def format_bundle(bundle: Bundle) -> str:
+    if not bundle:
+        return "{}"
+    return "{" + ", ".join(f"{k}: {v:g}" for k, v in bundle.items()) + "}"
