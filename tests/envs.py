@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -151,3 +152,22 @@ class RecreationCallbacks(DefaultCallbacks):
 
     def on_workers_recreated(self, *, worker_ids: Any, **kwargs: Any) -> None:
         RecreationCallbacks.recreated.extend(worker_ids)
+
+
+class SleepyEnv(ConstantRewardEnv):
+    """``ConstantRewardEnv`` whose every step takes ``delay`` seconds (a slow simulator)."""
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        super().__init__(config)
+        self.delay = float((config or {}).get("delay", 0.005))
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        time.sleep(self.delay)
+        return super().step(action)
+
+
+class WorkerIndexCallbacks(DefaultCallbacks):
+    """Records in each episode's hist data the index of the worker that ran it."""
+
+    def on_episode_end(self, *, worker: Any, episode: Any, **kwargs: Any) -> None:
+        episode.hist_data["worker_index"] = [worker.worker_index]

@@ -51,7 +51,8 @@ class WorkerSet:
         self.num_recreated = 0
         #: Called with the indices of recreated workers (the Algorithm's callback hook).
         self.on_recreated: Callable[[list[int]], None] | None = None
-        #: Where a set without a local worker (evaluation) takes weights and filters from.
+        #: Where the weights and filters come from when not from this set's local worker
+        #: (the evaluation set takes them from the training local worker).
         self.source_worker: RolloutWorker | None = None
         for index in range(1, num_workers + 1):
             self._remote[index] = self._start_remote(index, num_workers)
@@ -200,7 +201,7 @@ class WorkerSet:
         return results
 
     def _source(self) -> RolloutWorker | None:
-        return self._local if self._local is not None else self.source_worker
+        return self.source_worker if self.source_worker is not None else self._local
 
     def sync_weights(
         self, global_vars: dict[str, Any] | None = None, indices: list[int] | None = None
