@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -161,7 +161,7 @@ def test_evaluate_by_hand_without_evaluation_configured() -> None:
 
 
 class EvaluationCallbacks(DefaultCallbacks):
-    calls: list[str] = []
+    calls: ClassVar[list[str]] = []
 
     def on_evaluate_start(self, *, algorithm: Any, **kwargs: Any) -> None:
         EvaluationCallbacks.calls.append("start")

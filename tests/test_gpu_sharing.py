@@ -51,7 +51,7 @@ def test_four_algorithms_share_one_gpu_and_a_fifth_waits() -> None:
     try:
         for _ in range(4):
             algorithms.append(_quarter_gpu_config().build())
-        assert ray.available_resources().get("GPU", 0.0) == pytest.approx(0.0)
+        assert _free_gpu() == pytest.approx(0.0)
         for algo in algorithms:
             assert algo.train()["timesteps_total"] == 50
             # The worker got the GPU's share; torch sees no CUDA, so it infers on CPU.
@@ -64,10 +64,15 @@ def test_four_algorithms_share_one_gpu_and_a_fifth_waits() -> None:
     assert _eventually_free_gpu() == pytest.approx(1.0)
 
 
+def _free_gpu() -> float:
+    free = ray.available_resources()  # type: ignore[no-untyped-call]
+    return float(free.get("GPU", 0.0))
+
+
 def _eventually_free_gpu() -> float:
     """Free GPU once Ray has processed the removal of the placement groups (asynchronous)."""
     deadline = time.monotonic() + 20
-    while (free := ray.available_resources().get("GPU", 0.0)) < 1.0 and time.monotonic() < deadline:
+    while (free := _free_gpu()) < 1.0 and time.monotonic() < deadline:
         time.sleep(0.1)
     return float(free)
 

@@ -70,8 +70,9 @@ def test_episodes_are_spread_over_remote_workers_first_ones_get_the_remainder() 
 def test_timesteps_are_rounded_up_to_a_multiple_of_the_workers() -> None:
     config = (
         _config()
-        .evaluation(evaluation_num_workers=2, evaluation_duration=301,
-                    evaluation_duration_unit="timesteps")
+        .evaluation(
+            evaluation_num_workers=2, evaluation_duration=301, evaluation_duration_unit="timesteps"
+        )
         .resources(num_cpus_per_worker=0.5)
     )
     algo = config.build()
@@ -156,7 +157,7 @@ def test_a_failed_evaluation_worker_does_not_lose_episodes(setting: str) -> None
         _config()
         .evaluation(evaluation_num_workers=2, evaluation_duration=4)
         .resources(num_cpus_per_worker=0.5)
-        .fault_tolerance(**{setting: True})  # type: ignore[arg-type]
+        .fault_tolerance(**{setting: True})
     )
     algo = config.build()
     try:
@@ -191,7 +192,8 @@ def test_actors_run_in_the_placement_group_tune_would_reserve() -> None:
         assert factory.bundles == [{"CPU": 0.5}, {"CPU": 0.5}, {"CPU": 0.25}]
 
         def group_id(worker: Any) -> str:
-            return str(ray.util.get_current_placement_group().id.hex())
+            current = ray.util.get_current_placement_group()
+            return current.id.hex() if current is not None else "none"
 
         workers = algo.workers.foreach_worker(group_id, local=False)
         assert algo.evaluation_workers is not None

@@ -94,4 +94,4 @@ def test_negative_or_wrong_resources_fail_at_the_setter() -> None:
     with pytest.raises(ConfigError, match="num_gpus_per_worker"):
         PPOConfig().resources(num_gpus_per_worker=-0.25)
     with pytest.raises(ConfigError, match="placement_strategy"):
-        PPOConfig().resources(placement_strategy="CLUSTER")  # type: ignore[typeddict-item]
+        PPOConfig().resources(placement_strategy="CLUSTER")  # type: ignore[arg-type]
