@@ -171,3 +171,19 @@ class WorkerIndexCallbacks(DefaultCallbacks):
 
     def on_episode_end(self, *, worker: Any, episode: Any, **kwargs: Any) -> None:
         episode.hist_data["worker_index"] = [worker.worker_index]
+
+
+class PlacementReport(DefaultCallbacks):
+    """Adds to each result the placement groups of the driver and of the remote workers."""
+
+    def on_train_result(self, *, algorithm: Any, result: dict[str, Any], **kwargs: Any) -> None:
+        import ray
+
+        def group_of(_worker: Any = None) -> str:
+            group = ray.util.get_current_placement_group()
+            return group.id.hex() if group is not None else "none"
+
+        result["placement"] = {
+            "driver": group_of(),
+            "workers": algorithm.workers.foreach_worker(group_of, local=False),
+        }

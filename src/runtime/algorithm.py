@@ -555,7 +555,8 @@ class Algorithm(Trainable):
         if self._storage is not None and not isinstance(checkpoint_path, str | os.PathLike):
             super().restore(checkpoint_path)
             return
-        self._load_state(os.fspath(checkpoint_path))
+        # A Tune Checkpoint of a local folder restores like its path.
+        self._load_state(os.fspath(getattr(checkpoint_path, "path", checkpoint_path)))
 
     def _load_state(self, path: str) -> None:
         state = checkpoints.decode_floats(checkpoints.read_state(path))

@@ -1,0 +1,89 @@
+"""Ray Tune: Tuner(PPO, ...) and Tuner("PPO", ...), grids, stop criteria, evaluation metrics,
+checkpoints through the algorithm's own format, and the trial's placement group."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import ray
+from ray import tune
+
+from rlconf import PPOConfig
+from runtime import PPO
+from tests.envs import PlacementReport
+
+ROOT = str(Path(__file__).resolve().parents[1])
+sys.path.insert(0, str(Path(ROOT) / "examples"))
+
+import sweep_lr  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_session() -> Iterator[None]:
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
+        logging_level=logging.ERROR,
+    )
+    yield
+    ray.shutdown()
+
+
+def test_a_three_trial_lr_grid_reports_evaluation_and_checkpoints(tmp_path: Path) -> None:
+    results = sweep_lr.tune_sweep(iterations=2, storage_path=str(tmp_path))
+    assert not results.errors
+    assert sorted(r.config["lr"] for r in results) == sorted(sweep_lr.LEARNING_RATES)
+    for result in results:
+        assert result.metrics["training_iteration"] == 2
+        assert result.metrics["evaluation"]["episodes_this_iter"] == 5
+        assert result.metrics["evaluation"]["weights_version"] == 2
+        checkpoint = Path(result.checkpoint.path)
+        state = json.loads((checkpoint / "algorithm_state.json").read_text())
+        assert state["iteration"] == 2
+        restored = PPO.from_checkpoint(checkpoint)
+        try:
+            assert restored.iteration == 2
+            assert restored.config["lr"] == result.config["lr"]
+        finally:
+            restored.stop()
+
+
+def test_tuner_with_the_class_a_dict_param_space_and_a_reward_stop(tmp_path: Path) -> None:
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .rollouts(num_workers=1, num_envs_per_worker=4, rollout_fragment_length=64)
+        .training(lr=1e-3, train_batch_size=256, sgd_minibatch_size=128, num_sgd_iter=5)
+        .resources(num_cpus_for_driver=0.5, num_cpus_per_worker=0.5)
+        .callbacks(PlacementReport)
+        .debugging(seed=0)
+    )
+    tuner = tune.Tuner(
+        PPO,
+        param_space=config.to_dict(),
+        run_config=tune.RunConfig(
+            storage_path=str(tmp_path),
+            stop={"episode_reward_mean": 40, "training_iteration": 40},
+            verbose=0,
+        ),
+    )
+    (result,) = tuner.fit()
+    assert result.error is None
+    assert result.metrics["episode_reward_mean"] >= 40
+    assert result.metrics["training_iteration"] < 40
+    # The trial's placement group (from default_resource_request) holds the worker too.
+    placement = result.metrics["placement"]
+    assert placement["driver"] != "none"
+    assert placement["workers"] == [placement["driver"]]
+
+
+def test_plain_sweep_loop_without_tune() -> None:
+    returns = sweep_lr.plain_sweep(iterations=1)
+    assert list(returns) == sweep_lr.LEARNING_RATES
+    assert all(r > 0 for r in returns.values())
