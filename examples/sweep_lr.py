@@ -44,7 +44,9 @@ def tune_sweep(iterations: int, storage_path: str) -> Any:
     config = base_config().training(lr=sweep.grid_search(LEARNING_RATES))
     tuner = tune.Tuner(
         "PPO",
-        param_space=config,  # a config with search spaces is a Tune param space
+        # A config holding search spaces is a Tune param space (the config object itself is
+        # accepted too; to_dict() keeps type checkers happy).
+        param_space=config.to_dict(),
         run_config=tune.RunConfig(
             name="lr_sweep",
             storage_path=storage_path,

@@ -54,7 +54,7 @@ def test_a_three_trial_lr_grid_reports_evaluation_and_checkpoints(tmp_path: Path
             restored.stop()
 
 
-def test_tuner_with_the_class_a_dict_param_space_and_a_reward_stop(tmp_path: Path) -> None:
+def test_tuner_with_the_class_a_config_object_and_a_reward_stop(tmp_path: Path) -> None:
     config = (
         PPOConfig()
         .environment("CartPole-v1")
@@ -66,19 +66,22 @@ def test_tuner_with_the_class_a_dict_param_space_and_a_reward_stop(tmp_path: Pat
     )
     tuner = tune.Tuner(
         PPO,
-        param_space=config.to_dict(),
+        param_space=config,  # type: ignore[arg-type]
         run_config=tune.RunConfig(
             storage_path=str(tmp_path),
             stop={"episode_reward_mean": 40, "training_iteration": 40},
             verbose=0,
         ),
     )
-    (result,) = tuner.fit()
+    results = tuner.fit()
+    assert len(results) == 1
+    result = results[0]
     assert result.error is None
-    assert result.metrics["episode_reward_mean"] >= 40
-    assert result.metrics["training_iteration"] < 40
+    metrics = result.metrics or {}
+    assert metrics["episode_reward_mean"] >= 40
+    assert metrics["training_iteration"] < 40
     # The trial's placement group (from default_resource_request) holds the worker too.
-    placement = result.metrics["placement"]
+    placement = metrics["placement"]
     assert placement["driver"] != "none"
     assert placement["workers"] == [placement["driver"]]
 
