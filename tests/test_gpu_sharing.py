@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,21 +12,13 @@ import ray
 from rlconf import ConfigError, PPOConfig
 from runtime.algorithm import Algorithm
 from runtime.placement import ResourceError
-
-ROOT = str(Path(__file__).resolve().parents[1])
+from tests.ray_session import local_ray
 
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:
-    ray.init(
-        num_cpus=2,
-        num_gpus=1,
-        include_dashboard=False,
-        runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
-        logging_level=logging.ERROR,
-    )
-    yield
-    ray.shutdown()
+    with local_ray(num_gpus=1):
+        yield
 
 
 def _quarter_gpu_config() -> PPOConfig:

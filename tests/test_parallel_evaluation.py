@@ -3,11 +3,9 @@ actors run in. One Ray session (2 CPUs) for the module."""
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,20 +16,13 @@ from runtime import WorkerSet
 from runtime.algorithm import Algorithm
 from runtime.placement import ResourceError
 from tests.envs import SleepyEnv, WorkerIndexCallbacks
-
-ROOT = str(Path(__file__).resolve().parents[1])
+from tests.ray_session import local_ray
 
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
-        logging_level=logging.ERROR,
-    )
-    yield
-    ray.shutdown()
+    with local_ray():
+        yield
 
 
 def _config(delay: float = 0.0, steps: int = 100) -> PPOConfig:

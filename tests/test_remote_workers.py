@@ -3,7 +3,6 @@ PPO learning with 2 remote workers. One Ray session for the module."""
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,23 +16,17 @@ from rlconf import PPOConfig
 from runtime import PPO
 from runtime.worker_set import WorkerFailure
 from tests.envs import RecreationCallbacks
+from tests.ray_session import ROOT, local_ray
 
-ROOT = str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, str(Path(ROOT) / "examples"))
 
-from tuned_ppo_cartpole import tuned_config  # noqa: E402
+from tuned_ppo_cartpole import tuned_config
 
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
-        logging_level=logging.ERROR,
-    )
-    yield
-    ray.shutdown()
+    with local_ray():
+        yield
 
 
 def _config(**fault_tolerance: Any) -> PPOConfig:

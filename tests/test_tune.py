@@ -16,23 +16,17 @@ from ray import tune
 from rlconf import PPOConfig
 from runtime import PPO
 from tests.envs import PlacementReport
+from tests.ray_session import ROOT, local_ray
 
-ROOT = str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, str(Path(ROOT) / "examples"))
 
-import sweep_lr  # noqa: E402
+import sweep_lr
 
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
-        logging_level=logging.ERROR,
-    )
-    yield
-    ray.shutdown()
+    with local_ray():
+        yield
 
 
 def test_a_three_trial_lr_grid_reports_evaluation_and_checkpoints(tmp_path: Path) -> None:
@@ -90,3 +84,17 @@ def test_plain_sweep_loop_without_tune() -> None:
     returns = sweep_lr.plain_sweep(iterations=1)
     assert list(returns) == sweep_lr.LEARNING_RATES
     assert all(r > 0 for r in returns.values())
+
+
+def test_algorithm_names_are_registered_again_in_a_new_ray_session() -> None:
+    from ray.tune.registry import get_trainable_cls
+
+    ray.shutdown()  # the fixture's session; a new one takes its place (and is shut down by it)
+    with local_ray():
+        assert get_trainable_cls("PPO") is PPO  # type: ignore[no-untyped-call]
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
+        logging_level=logging.ERROR,
+    )
