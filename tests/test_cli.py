@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -52,19 +54,38 @@ def test_console_script_runs() -> None:
     assert json.loads(out.stdout)["lr"] == 0.0004
 
 
-def test_train_stops_on_the_criterion_and_checkpoints(
+SMALL_PPO = {
+    "num_workers": 0,
+    "train_batch_size": 200,
+    "rollout_fragment_length": 100,
+    "sgd_minibatch_size": 100,
+    "num_sgd_iter": 1,
+    "model": {"fcnet_hiddens": [8]},
+    "evaluation_interval": 2,
+    "evaluation_duration": 2,
+}
+
+
+def _tensorboard_tags(folder: Path) -> set[str]:
+    """Scalar tags in the TensorBoard event files of ``folder`` (TFRecord framing read here)."""
+    from tensorboardX.proto import event_pb2
+
+    tags: set[str] = set()
+    for file in folder.glob("events.out.tfevents.*"):
+        data = file.read_bytes()
+        offset = 0
+        while offset < len(data):
+            (length,) = struct.unpack("<Q", data[offset : offset + 8])
+            record = data[offset + 12 : offset + 12 + length]
+            offset += 12 + length + 4
+            event = event_pb2.Event.FromString(record)
+            tags.update(value.tag for value in event.summary.value)
+    return tags
+
+
+def test_train_checkpoint_evaluate_and_the_results_directory(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    config = json.dumps(
-        {
-            "num_workers": 0,
-            "train_batch_size": 200,
-            "rollout_fragment_length": 100,
-            "sgd_minibatch_size": 100,
-            "num_sgd_iter": 1,
-            "model": {"fcnet_hiddens": [8]},
-        }
-    )
     code = main(
         [
             "train",
@@ -73,7 +94,7 @@ def test_train_stops_on_the_criterion_and_checkpoints(
             "--env",
             "CartPole-v1",
             "--config",
-            config,
+            json.dumps(SMALL_PPO),
             "--stop",
             '{"timesteps_total": 600}',
             "--checkpoint-freq",
@@ -86,7 +107,41 @@ def test_train_stops_on_the_criterion_and_checkpoints(
     out = capsys.readouterr().out
     assert code == 0
     assert out.count("iter ") == 3 and "steps      600" in out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint_000002", "checkpoint_000003"]
+    (run_dir,) = tmp_path.iterdir()
+    assert run_dir.name.startswith("PPO_CartPole-v1_")
+    assert f"results in {run_dir}" in out
+    names = sorted(p.name for p in run_dir.iterdir())
+    assert names[:2] == ["checkpoint_000002", "checkpoint_000003"]
+    assert names[2].startswith("events.out.tfevents.")
+    assert names[3:] == ["params.json", "progress.csv", "result.json"]
+
+    params = json.loads((run_dir / "params.json").read_text())
+    assert PPOConfig.from_dict({k: v for k, v in params.items() if k != "$algorithm"}).lr == 5e-5
+    results = [json.loads(line) for line in (run_dir / "result.json").read_text().splitlines()]
+    assert [r["training_iteration"] for r in results] == [1, 2, 3]
+    assert results[1]["evaluation"]["episodes_this_iter"] == 2
+    with open(run_dir / "progress.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(r["timesteps_total"]) for r in rows] == [200, 400, 600]
+    # evaluation ran at iteration 2 only; its column exists for every row
+    assert [r["evaluation/episodes_this_iter"] for r in rows] == ["", "2", ""]
+    tags = _tensorboard_tags(run_dir)
+    assert {"episode_reward_mean", "evaluation/episode_reward_mean"} <= tags
+    assert "info/learner/default_policy/learner_stats/total_loss" in tags
+
+    report = tmp_path / "eval" / "returns.json"
+    checkpoint = run_dir / "checkpoint_000003"
+    assert (
+        main(["evaluate", str(checkpoint), "--episodes", "3", "--no-explore", "--out", str(report)])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert printed.count("episode ") == 3 and "3 episodes" in printed
+    data = json.loads(report.read_text())
+    assert len(data["episode_returns"]) == 3 and data["env"] == "CartPole-v1"
+    # --no-explore: the greedy policy on the same seeds gives the same returns again
+    assert main(["evaluate", str(checkpoint), "--steps", "50", "-q"]) == 0
+    assert capsys.readouterr().out == ""
 
 
 def test_train_refuses_bad_input_before_building(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,5 @@
-"""The ``rlconf`` command line: train, and inspect algorithms, configs and their JSON Schema.
+"""The ``rlconf`` command line: train, evaluate checkpoints, and inspect algorithms, configs
+and their JSON Schema.
 
 Config errors print the ConfigError message and exit with code 2, before anything heavy is
 imported.
@@ -44,19 +45,54 @@ def _cmd_config(args: argparse.Namespace) -> int:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    from rlconf.experiment import load_experiments, make_experiment
     from rlconf.train_command import run_train
 
-    overrides = _parse_json(args.config, "--config") if args.config else {}
-    if args.env is not None:
-        overrides["env"] = args.env
-    stop = _parse_json(args.stop, "--stop") if args.stop else {}
-    return run_train(
-        args.run,
-        overrides,
-        stop,
-        checkpoint_freq=args.checkpoint_freq,
-        checkpoint_at_end=args.checkpoint_at_end,
-        local_dir=args.local_dir,
+    if args.file is not None:
+        if args.run is not None:
+            raise ConfigError.single(
+                "rlconf train", "--run", "can't be combined with -f (the file names the algorithm)"
+            )
+        experiments = load_experiments(args.file)
+    elif args.run is None:
+        raise ConfigError.single(
+            "rlconf train", "--run", "is missing", allowed="--run ALGO, or -f experiment.yaml"
+        )
+    else:
+        overrides = _parse_json(args.config, "--config") if args.config else {}
+        stop = _parse_json(args.stop, "--stop") if args.stop else {}
+        experiments = [
+            make_experiment(
+                args.run,
+                args.run,
+                overrides,
+                stop,
+                env=args.env,
+                checkpoint_freq=args.checkpoint_freq,
+                checkpoint_at_end=args.checkpoint_at_end,
+                local_dir=args.local_dir,
+                where="rlconf train",
+                stop_prefix="--stop.",
+            )
+        ]
+    log_level = {0: None, 1: "INFO"}.get(args.verbose, "DEBUG")
+    for experiment in experiments:
+        code = run_train(experiment, quiet=args.quiet, log_level=log_level)
+        if code != 0:
+            return code
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from rlconf.evaluate_command import run_evaluate
+
+    return run_evaluate(
+        args.checkpoint,
+        env=args.env,
+        episodes=args.episodes,
+        steps=args.steps,
+        explore=args.explore,
+        out=args.out,
         quiet=args.quiet,
     )
 
@@ -77,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     train = commands.add_parser("train", help="train an algorithm until a stop criterion")
-    train.add_argument("--run", required=True, help="a registered algorithm, e.g. PPO")
+    train.add_argument("-f", "--file", help="YAML file of experiments (tuned-example format)")
+    train.add_argument("--run", help="a registered algorithm, e.g. PPO")
     train.add_argument("--env", help="environment id, e.g. CartPole-v1")
     train.add_argument("--config", help="JSON object of config keys to set")
     train.add_argument(
@@ -87,9 +124,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--checkpoint-freq", type=int, default=0, help="save every N iterations")
     train.add_argument("--checkpoint-at-end", action="store_true", help="save when done")
-    train.add_argument("--local-dir", help="folder for checkpoints (default: the run's logdir)")
+    train.add_argument(
+        "--local-dir",
+        help="folder the results directory <ALGO>_<ENV>_<timestamp> is made in "
+        "(default: $RLCONF_RESULTS_DIR or ~/rlconf_results)",
+    )
     train.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    train.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log_level INFO (-v) or DEBUG (-vv)"
+    )
     train.set_defaults(handler=_cmd_train)
+
+    evaluate = commands.add_parser(
+        "evaluate", help="run a checkpoint's policy and report episode returns"
+    )
+    evaluate.add_argument("checkpoint", help="a checkpoint_<iteration> folder")
+    evaluate.add_argument("--env", help="evaluate in this env instead of the training env")
+    amount = evaluate.add_mutually_exclusive_group()
+    amount.add_argument("--episodes", type=int, help="number of episodes (default 10)")
+    amount.add_argument("--steps", type=int, help="number of env steps")
+    evaluate.add_argument(
+        "--explore",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="sample actions (--explore) or take the most likely (--no-explore); default: the "
+        "checkpoint's evaluation config",
+    )
+    evaluate.add_argument("--out", help="write the episode returns and lengths to this JSON file")
+    evaluate.add_argument("-q", "--quiet", action="store_true", help="print nothing")
+    evaluate.set_defaults(handler=_cmd_evaluate)
 
     config = commands.add_parser("config", help="print the full validated config as JSON")
     config.add_argument("algorithm", help="a registered algorithm, e.g. PPO")

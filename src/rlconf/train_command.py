@@ -12,8 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from rlconf.errors import ConfigError
-from rlconf.registry import get_config_class
+from rlconf.experiment import Experiment
 
 
 def lookup(result: Mapping[str, Any], key: str) -> Any:
@@ -24,18 +23,6 @@ def lookup(result: Mapping[str, Any], key: str) -> Any:
             return None
         value = value[part]
     return value
-
-
-def check_stop(stop: Mapping[str, Any]) -> None:
-    for key, value in stop.items():
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError.single(
-                "rlconf train",
-                f"--stop.{key}",
-                "must be a number (training stops once the result reaches it)",
-                value=value,
-                has_value=True,
-            )
 
 
 def should_stop(result: Mapping[str, Any], stop: Mapping[str, Any]) -> bool:
@@ -57,20 +44,16 @@ def progress_line(result: Mapping[str, Any], started: float) -> str:
     )
 
 
-def run_train(
-    algorithm: str,
-    overrides: dict[str, Any],
-    stop: dict[str, Any],
-    checkpoint_freq: int = 0,
-    checkpoint_at_end: bool = False,
-    local_dir: str | None = None,
-    quiet: bool = False,
-) -> int:
-    config = get_config_class(algorithm).from_dict(overrides).validate()
-    check_stop(stop)
-    if not stop:
-        print("no --stop given: training until interrupted (Ctrl-C)", file=sys.stderr)
+def run_train(experiment: Experiment, quiet: bool = False, log_level: str | None = None) -> int:
+    """Train until a stop criterion is met; checkpoints go into the run's results directory."""
+    config = experiment.config
+    if log_level is not None:
+        config = config.copy().debugging(log_level=log_level)  # type: ignore[arg-type]
+    if not experiment.stop:
+        print("no stop criterion given: training until interrupted (Ctrl-C)", file=sys.stderr)
     algo = config.build()
+    if not quiet:
+        print(f"{experiment.name}: results in {algo.logdir}", flush=True)
     started = time.perf_counter()
     result: dict[str, Any] = {}
     try:
@@ -79,17 +62,17 @@ def run_train(
             iteration = int(result["training_iteration"])
             if not quiet:
                 print(progress_line(result, started), flush=True)
-            if checkpoint_freq and iteration % checkpoint_freq == 0:
-                _report_checkpoint(algo.save(local_dir), quiet)
-            if should_stop(result, stop):
+            if experiment.checkpoint_freq and iteration % experiment.checkpoint_freq == 0:
+                _report_checkpoint(algo.save(), quiet)
+            if should_stop(result, experiment.stop):
                 break
     except KeyboardInterrupt:
         print("interrupted: writing a checkpoint", file=sys.stderr)
-        _report_checkpoint(algo.save(local_dir), quiet=False)
+        _report_checkpoint(algo.save(), quiet=False)
         algo.stop()
         return 130
-    if checkpoint_at_end:
-        _report_checkpoint(algo.save(local_dir), quiet)
+    if experiment.checkpoint_at_end:
+        _report_checkpoint(algo.save(), quiet)
     algo.stop()
     if not quiet and result:
         print(

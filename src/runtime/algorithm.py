@@ -39,6 +39,7 @@ from runtime.placement import Placement, local_cluster_cpus
 from runtime.policy import TorchPolicy
 from runtime.ray_session import ensure_ray
 from runtime.resources import ResourcePlan, Role, resource_plan
+from runtime.result_logger import ResultLogger, new_logdir
 from runtime.rollout_worker import DEFAULT_POLICY_ID, RolloutWorker
 from runtime.sample_batch import SampleBatch
 from runtime.worker_set import WorkerSet
@@ -119,11 +120,31 @@ class Algorithm(Trainable):
 
     # ------------------------------------------------------------------ setup
 
+    def _setup_logdir(self) -> None:
+        """Outside Tune the results go to ``logger_config["logdir"]`` when given, otherwise to a
+        new ``<local_dir>/<ALGO>_<ENV>_<timestamp>`` folder (``local_dir`` from
+        ``logger_config``, ``$RLCONF_RESULTS_DIR`` or ``~/rlconf_results``). Under Tune the
+        trial's folder is used."""
+        if self._storage is not None:
+            super()._setup_logdir()  # type: ignore[no-untyped-call]
+            return
+        settings = dict(self._algo_config["logger_config"] or {})
+        if settings.get("logdir"):
+            path = Path(str(settings["logdir"])).expanduser()
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path = new_logdir(
+                type(self).__name__, self._algo_config["env"], settings.get("local_dir")
+            )
+        self._logdir = str(path)  # type: ignore[assignment]
+
     def setup(self, _tune_config: dict[str, Any]) -> None:
         # Trainable declares a dict; the runtime reads the frozen config object instead.
         self.config: AlgorithmConfig = self._algo_config  # type: ignore[assignment]
         config = self.config
         logging.getLogger("runtime").setLevel(config["log_level"])
+        # Under Tune, Tune's own loggers write the same files into the trial folder.
+        self._result_logger = ResultLogger(self.logdir, config) if self._storage is None else None
         self.callbacks: DefaultCallbacks = (config.callbacks_class or DefaultCallbacks)()
         env = config["env"]
         self.env_creator: EnvCreator | None = env_creator_for(env) if env is not None else None
@@ -317,9 +338,16 @@ class Algorithm(Trainable):
         return self.evaluation_metrics
 
     def train(self) -> dict[str, Any]:
+        """One training iteration (and an evaluation when due); returns the result dict."""
         result: dict[str, Any] = super().train()  # type: ignore[no-untyped-call]
-        self.callbacks.on_train_result(algorithm=self, result=result)
         return result
+
+    def log_result(self, result: dict[str, Any]) -> None:
+        """Called by ``train()`` with each result: the ``on_train_result`` callback (which may
+        add to it), then the results directory."""
+        self.callbacks.on_train_result(algorithm=self, result=result)
+        if self._result_logger is not None:
+            self._result_logger.on_result(result)
 
     def training_iteration(self) -> dict[str, Any]:
         """Sample ``train_batch_size`` steps, learn on them, send the new weights out."""
@@ -587,14 +615,8 @@ class Algorithm(Trainable):
         Pass ``config`` when the saved config could not be written as JSON (a lambda in it).
         """
         path = os.fspath(checkpoint)
-        state = checkpoints.read_state(path)
         if config is None:
-            if state.get("config") is None:
-                raise checkpoints.CheckpointError(
-                    f"{path}: the config was not saved ({state.get('config_problem')}); pass "
-                    "config= to from_checkpoint()"
-                )
-            config = AlgorithmConfig.from_json(state["config"])
+            config = checkpoints.saved_config(path)
         algo_class: type[Algorithm] = cls
         if (cls is Algorithm or not isinstance(config, cls.config_class)) and config.algo_name:
             algo_class = get_algorithm_class(config.algo_name)
@@ -615,6 +637,9 @@ class Algorithm(Trainable):
         placement = getattr(self, "placement", None)
         if placement is not None:
             placement.release()
+        result_logger = getattr(self, "_result_logger", None)
+        if result_logger is not None:
+            result_logger.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env={self.config['env']!r})"

@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from rlconf.algorithm_config import AlgorithmConfig
+
 STATE_FILE = "algorithm_state.json"
 FORMAT = "rlconf-checkpoint/1"
 
@@ -80,6 +82,17 @@ def read_state(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"{file}: unknown checkpoint format {state.get('format')!r}; expected {FORMAT!r}"
         )
     return state
+
+
+def saved_config(path: str | os.PathLike[str]) -> AlgorithmConfig:
+    """The config a checkpoint was written with."""
+    state = read_state(path)
+    if state.get("config") is None:
+        raise CheckpointError(
+            f"{os.fspath(path)}: the config was not saved ({state.get('config_problem')}); "
+            "pass config= to from_checkpoint()"
+        )
+    return AlgorithmConfig.from_json(state["config"])
 
 
 def read_tensors(

@@ -1,0 +1,97 @@
+"""``rlconf evaluate CHECKPOINT``: rebuild the algorithm from a checkpoint and run its policy
+for a number of episodes or steps in the driver, reporting each episode's return."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rlconf.errors import ConfigError
+
+
+def run_evaluate(
+    checkpoint: str,
+    *,
+    env: str | None = None,
+    episodes: int | None = None,
+    steps: int | None = None,
+    explore: bool | None = None,
+    out: str | None = None,
+    quiet: bool = False,
+) -> int:
+    for flag, count in (("--episodes", episodes), ("--steps", steps)):
+        if count is not None and count < 1:
+            raise ConfigError.single(
+                "rlconf evaluate", flag, "must be >= 1", value=count, has_value=True
+            )
+    from runtime.algorithm import Algorithm
+    from runtime.checkpoints import CheckpointError, saved_config
+
+    try:
+        config = saved_config(checkpoint).copy()
+    except CheckpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    by_steps = steps is not None
+    overrides = dict(config["evaluation_config"])
+    if explore is not None:
+        overrides["explore"] = explore
+    with tempfile.TemporaryDirectory(prefix="rlconf_evaluate_") as logdir:
+        config.update_from_dict(
+            {
+                # Everything runs in this process: no rollout or evaluation actors.
+                "num_workers": 0,
+                "evaluation_num_workers": 0,
+                "evaluation_interval": None,
+                "evaluation_parallel_to_training": False,
+                "custom_eval_function": None,
+                "evaluation_duration": steps if by_steps else (episodes or 10),
+                "evaluation_duration_unit": "timesteps" if by_steps else "episodes",
+                "evaluation_config": overrides,
+                "logger_config": {"logdir": logdir},
+            }
+        )
+        if env is not None:
+            config.environment(env)
+        algo = Algorithm.from_checkpoint(checkpoint, config=config)
+        try:
+            metrics = algo.evaluate()["evaluation"]
+        finally:
+            algo.stop()
+    report = _report(checkpoint, config["env"], metrics)
+    if not quiet:
+        for i, (ret, length) in enumerate(
+            zip(report["episode_returns"], report["episode_lengths"], strict=True), start=1
+        ):
+            print(f"episode {i:4d}  return {ret:10.2f}  length {length:6d}")
+        print(
+            f"{len(report['episode_returns'])} episodes, {report['timesteps']} steps: "
+            f"mean return {report['episode_reward_mean']}"
+        )
+    if out is not None:
+        _write_json(Path(out), report)
+    return 0
+
+
+def _report(checkpoint: str, env: Any, metrics: dict[str, Any]) -> dict[str, Any]:
+    returns = [float(r) for r in metrics["hist_stats"]["episode_reward"]]
+    return {
+        "checkpoint": os.path.abspath(checkpoint),
+        "env": env if isinstance(env, str) else repr(env),
+        "episode_returns": returns,
+        "episode_lengths": [int(n) for n in metrics["hist_stats"]["episode_lengths"]],
+        "episode_reward_mean": sum(returns) / len(returns) if returns else None,
+        "timesteps": int(metrics["timesteps_this_iter"]),
+    }
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Written to a temporary file first, so a failed run never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    temp.replace(path)

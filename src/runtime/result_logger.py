@@ -1,0 +1,159 @@
+"""The results directory of a run: ``params.json``, ``result.json`` (one JSON object per
+iteration), ``progress.csv`` and TensorBoard event files (tensorboardX), beside the
+``checkpoint_<iteration>`` folders.
+
+Every file is valid for the tool that reads it: non-finite numbers are written as JSON ``null``
+and as empty CSV cells, and a config holding objects that can't be written as JSON is still
+written, with those values as their ``repr``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.errors import ConfigError
+
+#: Parent folder of the results directories unless the config or the CLI says otherwise.
+RESULTS_ROOT_ENV = "RLCONF_RESULTS_DIR"
+DEFAULT_RESULTS_ROOT = "~/rlconf_results"
+
+
+def results_root() -> Path:
+    return Path(os.environ.get(RESULTS_ROOT_ENV) or DEFAULT_RESULTS_ROOT).expanduser()
+
+
+def new_logdir(algorithm: str, env: Any, root: str | os.PathLike[str] | None = None) -> Path:
+    """A new, empty ``<root>/<ALGO>_<ENV>_<timestamp>`` folder (``_2``, ``_3``... appended when
+    two runs start in the same second)."""
+    parent = Path(root).expanduser() if root is not None else results_root()
+    parent.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    base = f"{algorithm}_{_env_name(env)}_{stamp}"
+    for attempt in range(1, 10_000):
+        path = parent / (base if attempt == 1 else f"{base}_{attempt}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free results folder name under {parent} for {base}")
+
+
+def _env_name(env: Any) -> str:
+    if env is None:
+        return "noenv"
+    name = env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-") or "env"
+
+
+def flatten(result: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """``("a/b", value)`` for every leaf of a nested result."""
+    for key, value in result.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from flatten(value, name + "/")
+        else:
+            yield name, value
+
+
+def params_json(config: AlgorithmConfig) -> str:
+    """The full config as JSON; values that can't be named (a lambda) are written as repr."""
+    try:
+        return config.to_json()
+    except ConfigError:
+        return json.dumps(config.to_dict(), indent=2, default=repr, allow_nan=False)
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values: numpy scalars and arrays unpacked, nan/inf as None, others as repr."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return _jsonable(value.tolist())
+    return repr(value)
+
+
+def _scalar(value: Any) -> float | None:
+    """The number TensorBoard plots for a result leaf, if it is one."""
+    plain = _jsonable(value)
+    if isinstance(plain, int | float):
+        return float(plain)
+    return None
+
+
+class ResultLogger:
+    """Writes one run's results directory as the run goes."""
+
+    def __init__(self, logdir: str | os.PathLike[str], config: AlgorithmConfig) -> None:
+        self.logdir = Path(logdir)
+        self.logdir.mkdir(parents=True, exist_ok=True)
+        _write_atomic(self.logdir / "params.json", params_json(config))
+        self._columns: list[str] = []
+        self._writer: Any = None
+
+    def on_result(self, result: Mapping[str, Any]) -> None:
+        row = _jsonable(result)
+        with open(self.logdir / "result.json", "a", encoding="utf-8") as out:
+            out.write(json.dumps(row, allow_nan=False) + "\n")
+        flat = {k: v for k, v in flatten(row) if not isinstance(v, list)}
+        self._append_csv(flat)
+        self._write_scalars(result)
+
+    def _append_csv(self, flat: dict[str, Any]) -> None:
+        path = self.logdir / "progress.csv"
+        new = [k for k in flat if k not in self._columns]
+        if new and self._columns:
+            # A key that appears later (evaluation every N iterations): rewrite with the wider
+            # header so that every row keeps its columns.
+            with open(path, newline="", encoding="utf-8") as existing:
+                rows = list(csv.DictReader(existing))
+            self._columns += new
+            with open(path, "w", newline="", encoding="utf-8") as out:
+                writer = csv.DictWriter(out, self._columns)
+                writer.writeheader()
+                writer.writerows(rows)
+        elif new:
+            self._columns = new
+            with open(path, "w", newline="", encoding="utf-8") as out:
+                csv.DictWriter(out, self._columns).writeheader()
+        with open(path, "a", newline="", encoding="utf-8") as out:
+            cells = {k: ("" if v is None else v) for k, v in flat.items()}
+            csv.DictWriter(out, self._columns).writerow(cells)
+
+    def _write_scalars(self, result: Mapping[str, Any]) -> None:
+        if self._writer is None:
+            from tensorboardX import SummaryWriter
+
+            self._writer = SummaryWriter(str(self.logdir), flush_secs=30)
+        step = int(result.get("timesteps_total") or result.get("training_iteration") or 0)
+        for name, value in flatten(result):
+            number = _scalar(value)
+            if number is not None:
+                self._writer.add_scalar(name, number, global_step=step)
+        self._writer.flush()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(text, encoding="utf-8")
+    temp.replace(path)
