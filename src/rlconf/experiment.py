@@ -69,27 +69,28 @@ def make_experiment(
             **dict(values.get("logger_config") or {}),
             "local_dir": local_dir,
         }
-    config = get_config_class(run).from_dict(values).validate()
-    check_stop(stop, where, stop_prefix)
+    issues: list[FieldIssue] = []
+    config: AlgorithmConfig | None = None
+    try:
+        config = get_config_class(run).from_dict(values).validate()
+    except ConfigError as exc:
+        issues += exc.issues
+    issues += stop_issues(stop, stop_prefix)
     if (
         isinstance(checkpoint_freq, bool)
         or not isinstance(checkpoint_freq, int)
         or (checkpoint_freq < 0)
     ):
-        raise ConfigError.single(
-            where,
-            "checkpoint_freq",
-            "must be an integer >= 0",
-            value=checkpoint_freq,
-            has_value=True,
-        )
+        issues.append(FieldIssue("checkpoint_freq", "must be an integer >= 0", checkpoint_freq))
+    if issues or config is None:
+        raise ConfigError(where, issues)
     return Experiment(
         name, run, config, dict(stop), checkpoint_freq, bool(checkpoint_at_end), local_dir
     )
 
 
-def check_stop(stop: Mapping[str, Any], where: str, prefix: str = "stop.") -> None:
-    issues = [
+def stop_issues(stop: Mapping[str, Any], prefix: str = "stop.") -> list[FieldIssue]:
+    return [
         FieldIssue(
             f"{prefix}{key}",
             "must be a number (training stops once the result reaches it)",
@@ -98,8 +99,6 @@ def check_stop(stop: Mapping[str, Any], where: str, prefix: str = "stop.") -> No
         for key, value in stop.items()
         if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value)
     ]
-    if issues:
-        raise ConfigError(where, issues)
 
 
 def load_experiments(path: str | Path) -> list[Experiment]:
