@@ -20,6 +20,7 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
 from rlconf.registry import get_algorithm_class
 from runtime import checkpoints
+from runtime.batch_files import BatchReader, input_files
 from runtime.callbacks import DefaultCallbacks
 from runtime.env_registry import EnvCreator, env_creator_for
 from runtime.env_runner import action_processor
@@ -42,6 +43,7 @@ from runtime.resources import ResourcePlan, Role, resource_plan
 from runtime.result_logger import ResultLogger, new_logdir
 from runtime.rollout_worker import DEFAULT_POLICY_ID, RolloutWorker
 from runtime.sample_batch import SampleBatch
+from runtime.unsupported import refuse_unsupported
 from runtime.worker_set import WorkerSet
 
 logger = logging.getLogger(__name__)
@@ -69,7 +71,7 @@ class Algorithm(Trainable):
             config = dict(config)
             tune_keys = {k: config.pop(k) for k in _TUNE_KEYS if k in config}
         self._algo_config = self._resolve_config(config, env)
-        _refuse_unsupported(self._algo_config, type(self).__name__)
+        refuse_unsupported(self._algo_config, type(self).__name__)
         super().__init__(config=tune_keys, **kwargs)
 
     @classmethod
@@ -168,8 +170,12 @@ class Algorithm(Trainable):
             num_workers=int(config["num_workers"]),
             remote_options=self._actor_options("rollout"),
             device=self.device,
+            output_dir=self.logdir if config["output"] == "logdir" else config["output"],
         )
         self.workers.on_recreated = self._workers_recreated
+        self._reader = (
+            BatchReader(input_files(config["input"])) if config["input"] != "sampler" else None
+        )
         self.workers.sync_weights()
         self.evaluation_workers: WorkerSet | None = None
         self.evaluation_metrics: dict[str, Any] = {}
@@ -375,6 +381,8 @@ class Algorithm(Trainable):
 
     def _sample_round(self) -> list[SampleBatch]:
         """One ``sample()`` from every rollout worker (the local one when there are none)."""
+        if self._reader is not None:
+            return [self._reader.next()]
         workers = self.workers
         if workers.num_workers == 0:
             local = workers.local_worker()
@@ -643,37 +651,6 @@ class Algorithm(Trainable):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env={self.config['env']!r})"
-
-
-#: Settings the runtime does not carry out yet, refused at build time rather than ignored.
-_UNSUPPORTED: dict[str, tuple[Any, str]] = {
-    "sample_async": (False, "asynchronous sampling is not available; sampling is synchronous"),
-    "remote_worker_envs": (False, "sub-envs run in the worker process; use num_workers"),
-    "input": ("sampler", "reading experiences from files is not available yet"),
-    "output": (None, "writing experiences to files is not available yet"),
-}
-
-
-def _refuse_unsupported(config: AlgorithmConfig, name: str) -> None:
-    from rlconf.errors import FieldIssue
-
-    issues = [
-        FieldIssue(key, f"is not supported by the runtime: {why}", config[key], True, repr(ok))
-        for key, (ok, why) in _UNSUPPORTED.items()
-        if config[key] != ok
-    ]
-    if config["multiagent"]["policies"]:
-        issues.append(
-            FieldIssue(
-                "multiagent.policies",
-                "is not supported by the runtime yet: it trains one policy, 'default_policy'",
-                dict(config["multiagent"]["policies"]),
-                True,
-                "{} (empty)",
-            )
-        )
-    if issues:
-        raise ConfigError(f"{name}(config=...)", issues)
 
 
 def _sample_remote(worker: RolloutWorker) -> tuple[SampleBatch, list[EpisodeMetrics], Any]:

@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from runtime.batch_files import BatchWriter
 from runtime.callbacks import DefaultCallbacks
 from runtime.env_context import EnvContext
 from runtime.env_registry import EnvCreator
@@ -47,6 +48,7 @@ class RolloutWorker:
         spaces: tuple[gym.Space[Any], gym.Space[Any]] | None = None,
         registered_models: dict[str, dict[str, Any]] | None = None,
         device: str | None = "cpu",
+        output_dir: str | None = None,
     ) -> None:
         if registered_models:
             ModelCatalog.restore_registered(registered_models)
@@ -85,6 +87,14 @@ class RolloutWorker:
         self.filters: dict[str, ObservationFilter] = {
             DEFAULT_POLICY_ID: get_filter(config["observation_filter"], self.preprocessor.shape)
         }
+        self.writer: BatchWriter | None = None
+        if output_dir is not None:
+            self.writer = BatchWriter(
+                output_dir,
+                worker_index,
+                compress=list(config["output_compress_columns"]),
+                max_file_size=int(config["output_max_file_size"]),
+            )
         if device is None:
             device = _worker_device(config, worker_index)
         policy = policy_class(
@@ -130,7 +140,10 @@ class RolloutWorker:
                 f"worker {self.worker_index} has no env to sample from (the local worker gets "
                 "one when num_workers=0 or create_env_on_driver=True)"
             )
-        return self.runner.sample()
+        batch = self.runner.sample()
+        if self.writer is not None:
+            self.writer.write(batch)
+        return batch
 
     def sample_with_count(self) -> tuple[SampleBatch, int]:
         batch = self.sample()

@@ -40,11 +40,13 @@ class WorkerSet:
         remote_options: Callable[[int], dict[str, Any]] | None = None,
         device: str = "cpu",
         name: str = "workers",
+        output_dir: str | None = None,
     ) -> None:
         self.config = config
         self.env_creator = env_creator
         self.policy_class = policy_class
         self.name = name
+        self.output_dir = output_dir
         self._remote_options = remote_options or (lambda index: {})
         self._remote: dict[int, Any] = {}
         self._spaces: tuple[gym.Space[Any], gym.Space[Any]] | None = None
@@ -70,6 +72,7 @@ class WorkerSet:
                 num_workers=num_workers,
                 spaces=self._spaces,
                 device=device,
+                output_dir=output_dir,
             )
         self.num_workers = num_workers
 
@@ -100,6 +103,7 @@ class WorkerSet:
             num_workers=num_workers,
             registered_models=ModelCatalog.registered(),
             device=None,
+            output_dir=self.output_dir,
         )
 
     @staticmethod
