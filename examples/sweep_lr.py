@@ -10,6 +10,7 @@ Run: python examples/sweep_lr.py [iterations]
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from typing import Any
@@ -73,7 +74,8 @@ def plain_sweep(iterations: int) -> dict[float, float]:
 
 
 def main() -> None:
-    iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    default = os.environ.get("RLCONF_EXAMPLE_ITERATIONS", "10")
+    iterations = int(sys.argv[1] if len(sys.argv) > 1 else default)
     with tempfile.TemporaryDirectory() as storage:
         for result in tune_sweep(iterations, storage):
             print(

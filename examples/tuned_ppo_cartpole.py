@@ -40,10 +40,11 @@ def tuned_config(seed: int = 0) -> PPOConfig:
 def main() -> None:
     budget = int(os.environ.get("RLCONF_EXAMPLE_STEPS", 150_000))
     algo = tuned_config().build()
-    result = algo.train()
-    while result["episode_reward_mean"] < 450 and result["timesteps_total"] < budget:
+    while True:
         result = algo.train()
         print(f"steps {result['timesteps_total']:7d}  reward {result['episode_reward_mean']:6.1f}")
+        if result["episode_reward_mean"] >= 450 or result["timesteps_total"] >= budget:
+            break
     algo.stop()
 
 

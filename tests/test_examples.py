@@ -1,0 +1,50 @@
+"""Every script in examples/ runs to the end on a small budget (as a user would run it)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+
+
+def test_the_examples_the_readme_promises_are_there() -> None:
+    names = {p.stem for p in EXAMPLES}
+    assert names >= {
+        "quickstart",
+        "tuned_ppo_cartpole",
+        "custom_env",
+        "custom_metrics",
+        "curriculum",
+        "custom_evaluation",
+        "parallel_evaluation_demo",
+        "fractional_gpus",
+        "sweep_lr",
+        "restore_and_act",
+        "global_coordination",
+    }
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_runs(path: Path, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "RLCONF_EXAMPLE_ITERATIONS": "1",
+        "RLCONF_EXAMPLE_STEPS": "1000",
+        "RLCONF_RESULTS_DIR": str(tmp_path / "results"),
+    }
+    done = subprocess.run(
+        [sys.executable, str(path)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    assert done.stdout.strip(), "an example says what it did"
