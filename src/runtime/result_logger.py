@@ -107,6 +107,8 @@ class ResultLogger:
         self._writer: Any = None
 
     def on_result(self, result: Mapping[str, Any]) -> None:
+        # Tune adds the config object to every result; params.json already holds it.
+        result = {k: v for k, v in result.items() if k != "config"}
         row = _jsonable(result)
         with open(self.logdir / "result.json", "a", encoding="utf-8") as out:
             out.write(json.dumps(row, allow_nan=False) + "\n")
@@ -136,16 +138,19 @@ class ResultLogger:
             csv.DictWriter(out, self._columns).writerow(cells)
 
     def _write_scalars(self, result: Mapping[str, Any]) -> None:
-        if self._writer is None:
-            from tensorboardX import SummaryWriter
+        from tensorboardX import FileWriter
+        from tensorboardX.proto.summary_pb2 import Summary
 
-            self._writer = SummaryWriter(str(self.logdir), flush_secs=30)
+        if self._writer is None:
+            self._writer = FileWriter(str(self.logdir), flush_secs=30)
         step = int(result.get("timesteps_total") or result.get("training_iteration") or 0)
+        values = []
         for name, value in flatten(result):
             number = _scalar(value)
             if number is not None:
-                self._writer.add_scalar(name, number, global_step=step)
-        self._writer.flush()
+                values.append(Summary.Value(tag=name, simple_value=number))
+        # One event per iteration holding every scalar (not one event per key).
+        self._writer.add_summary(Summary(value=values), global_step=step)
 
     def close(self) -> None:
         if self._writer is not None:
