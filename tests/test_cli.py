@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
 import struct
 import subprocess
 import sys
@@ -149,3 +151,35 @@ def test_train_refuses_bad_input_before_building(capsys: pytest.CaptureFixture[s
     assert "lr='x'" in capsys.readouterr().err
     assert main(["train", "--run", "PPO", "--stop", '{"episode_reward_mean": "high"}']) == 2
     assert "--stop.episode_reward_mean" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_training_and_writes_a_checkpoint(tmp_path: Path) -> None:
+    env = {**os.environ, "RLCONF_RESULTS_DIR": str(tmp_path)}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rlconf.cli",
+            "train",
+            "--run",
+            "PPO",
+            "--env",
+            "CartPole-v1",
+            "--config",
+            json.dumps(SMALL_PPO),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("iter "):
+            break
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "interrupted: writing a checkpoint" in err
+    (run_dir,) = tmp_path.iterdir()
+    assert list(run_dir.glob("checkpoint_*"))

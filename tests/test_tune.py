@@ -34,6 +34,8 @@ def test_a_three_trial_lr_grid_reports_evaluation_and_checkpoints(tmp_path: Path
     assert not results.errors
     assert sorted(r.config["lr"] for r in results) == sorted(sweep_lr.LEARNING_RATES)
     for result in results:
+        trial_files = {p.name.split(".")[0] for p in Path(result.path).iterdir()}
+        assert {"params", "result", "progress", "events"} <= trial_files
         assert result.metrics["training_iteration"] == 2
         assert result.metrics["evaluation"]["episodes_this_iter"] == 5
         assert result.metrics["evaluation"]["weights_version"] == 2

@@ -1,0 +1,60 @@
+"""The results directory of a run started from Python (``algo.logdir``)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+from rlconf import PPOConfig
+from runtime.result_logger import flatten
+
+
+def _config(tmp_path: Path) -> PPOConfig:
+    return (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .rollouts(num_workers=0, rollout_fragment_length=100)
+        .training(train_batch_size=100, sgd_minibatch_size=100, num_sgd_iter=1)
+        .evaluation(
+            evaluation_interval=2, evaluation_duration=1, always_attach_evaluation_results=True
+        )
+        .debugging(logger_config={"local_dir": str(tmp_path)})
+    )
+
+
+def test_python_runs_write_the_same_results_directory(tmp_path: Path) -> None:
+    algo = _config(tmp_path).build()
+    try:
+        results = [algo.train() for _ in range(2)]
+        checkpoint = algo.save()
+    finally:
+        algo.stop()
+    logdir = Path(algo.logdir)
+    assert logdir.parent == tmp_path and logdir.name.startswith("PPO_CartPole-v1_")
+    assert Path(checkpoint).parent == logdir
+    assert json.loads((logdir / "params.json").read_text())["train_batch_size"] == 100
+    lines = (logdir / "result.json").read_text().splitlines()
+    first = json.loads(lines[0])
+    # nan (no evaluation yet) is written as null, so every line is strict JSON
+    assert math.isnan(results[0]["evaluation"]["episode_reward_mean"])
+    assert first["evaluation"]["episode_reward_mean"] is None
+    with open(logdir / "progress.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 2 and rows[1]["evaluation/episodes_this_iter"] == "1"
+    assert "config" not in first  # the config is in params.json
+
+
+def test_params_json_is_valid_even_with_a_lambda_in_the_config(tmp_path: Path) -> None:
+    config = _config(tmp_path).multi_agent(
+        policy_mapping_fn=lambda agent_id, *a, **k: "default_policy"
+    )
+    algo = config.build()
+    algo.stop()
+    params = json.loads((Path(algo.logdir) / "params.json").read_text())
+    assert "lambda" in params["multiagent"]["policy_mapping_fn"]
+
+
+def test_flatten_joins_nested_keys_with_slashes() -> None:
+    assert dict(flatten({"a": {"b": 1, "c": {"d": 2}}, "e": 3})) == {"a/b": 1, "a/c/d": 2, "e": 3}
