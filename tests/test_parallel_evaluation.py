@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -217,3 +218,11 @@ def test_a_request_waiting_on_held_resources_times_out_saying_what_it_waits_for(
         holder.stop()
     later = _config().resources(placement_timeout_s=5).build()  # fits once they are free
     later.stop()
+
+
+def test_a_failed_build_releases_its_placement_group(tmp_path: Path) -> None:
+    groups = _live_groups()
+    config = _config().offline_data(input_=str(tmp_path / "missing-*.json"))
+    with pytest.raises(FileNotFoundError, match="no files found"):
+        config.build()  # fails after the placement group was reserved
+    assert _live_groups() == groups

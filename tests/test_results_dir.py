@@ -7,7 +7,9 @@ import json
 import math
 from pathlib import Path
 
-from rlconf import PPOConfig
+import pytest
+
+from rlconf import ConfigError, PPOConfig
 from runtime.result_logger import flatten
 
 
@@ -58,3 +60,10 @@ def test_params_json_is_valid_even_with_a_lambda_in_the_config(tmp_path: Path) -
 
 def test_flatten_joins_nested_keys_with_slashes() -> None:
     assert dict(flatten({"a": {"b": 1, "c": {"d": 2}}, "e": 3})) == {"a/b": 1, "a/c/d": 2, "e": 3}
+
+
+def test_a_run_that_fails_to_build_leaves_no_results_folder(tmp_path: Path) -> None:
+    config = _config(tmp_path).resources(num_gpus=1)  # no CUDA here: a ConfigError in setup
+    with pytest.raises(ConfigError, match="num_gpus"):
+        config.build()
+    assert list(tmp_path.iterdir()) == []

@@ -143,6 +143,17 @@ class Algorithm(Trainable):
     def setup(self, _tune_config: dict[str, Any]) -> None:
         # Trainable declares a dict; the runtime reads the frozen config object instead.
         self.config: AlgorithmConfig = self._algo_config  # type: ignore[assignment]
+        try:
+            self._build()
+        except BaseException:
+            # Nothing half-built stays behind: actors, the placement group, an empty results
+            # folder.
+            self.cleanup()
+            if self._storage is None:
+                _remove_if_unused(Path(self.logdir))
+            raise
+
+    def _build(self) -> None:
         config = self.config
         logging.getLogger("runtime").setLevel(config["log_level"])
         # Under Tune, Tune's own loggers write the same files into the trial folder.
@@ -651,6 +662,14 @@ class Algorithm(Trainable):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env={self.config['env']!r})"
+
+
+def _remove_if_unused(logdir: Path) -> None:
+    """Remove a results folder that holds nothing but its params.json."""
+    if logdir.is_dir() and {p.name for p in logdir.iterdir()} <= {"params.json"}:
+        for file in logdir.iterdir():
+            file.unlink()
+        logdir.rmdir()
 
 
 def _sample_remote(worker: RolloutWorker) -> tuple[SampleBatch, list[EpisodeMetrics], Any]:
