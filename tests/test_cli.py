@@ -68,6 +68,17 @@ SMALL_PPO = {
 }
 
 
+TRAIN_SMALL_PPO = [
+    "train",
+    "--run",
+    "PPO",
+    "--env",
+    "CartPole-v1",
+    "--config",
+    json.dumps(SMALL_PPO),
+]
+
+
 def _tensorboard_tags(folder: Path) -> set[str]:
     """Scalar tags in the TensorBoard event files of ``folder`` (TFRecord framing read here)."""
     from tensorboardX.proto import event_pb2
@@ -90,13 +101,7 @@ def test_train_checkpoint_evaluate_and_the_results_directory(
 ) -> None:
     code = main(
         [
-            "train",
-            "--run",
-            "PPO",
-            "--env",
-            "CartPole-v1",
-            "--config",
-            json.dumps(SMALL_PPO),
+            *TRAIN_SMALL_PPO,
             "--stop",
             '{"timesteps_total": 600}',
             "--checkpoint-freq",
@@ -156,18 +161,7 @@ def test_train_refuses_bad_input_before_building(capsys: pytest.CaptureFixture[s
 def test_ctrl_c_stops_training_and_writes_a_checkpoint(tmp_path: Path) -> None:
     env = {**os.environ, "RLCONF_RESULTS_DIR": str(tmp_path)}
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "rlconf.cli",
-            "train",
-            "--run",
-            "PPO",
-            "--env",
-            "CartPole-v1",
-            "--config",
-            json.dumps(SMALL_PPO),
-        ],
+        [sys.executable, "-m", "rlconf.cli", *TRAIN_SMALL_PPO],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -30,6 +30,7 @@ def run_evaluate(
             )
     from runtime.algorithm import Algorithm
     from runtime.checkpoints import CheckpointError, saved_config
+    from runtime.result_logger import write_text_atomic
 
     try:
         config = saved_config(checkpoint).copy()
@@ -73,7 +74,7 @@ def run_evaluate(
             f"mean return {report['episode_reward_mean']}"
         )
     if out is not None:
-        _write_json(Path(out), report)
+        write_text_atomic(Path(out), json.dumps(report, indent=2, allow_nan=False) + "\n")
     return 0
 
 
@@ -87,11 +88,3 @@ def _report(checkpoint: str, env: Any, metrics: dict[str, Any]) -> dict[str, Any
         "episode_reward_mean": sum(returns) / len(returns) if returns else None,
         "timesteps": int(metrics["timesteps_this_iter"]),
     }
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Written to a temporary file first, so a failed run never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    temp.replace(path)

@@ -102,7 +102,7 @@ class ResultLogger:
     def __init__(self, logdir: str | os.PathLike[str], config: AlgorithmConfig) -> None:
         self.logdir = Path(logdir)
         self.logdir.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.logdir / "params.json", params_json(config))
+        write_text_atomic(self.logdir / "params.json", params_json(config))
         self._columns: list[str] = []
         self._writer: Any = None
 
@@ -158,7 +158,9 @@ class ResultLogger:
             self._writer = None
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write to a temporary file, then rename: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(path.name + ".tmp")
     temp.write_text(text, encoding="utf-8")
     temp.replace(path)
