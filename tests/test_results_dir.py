@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rlconf import ConfigError, PPOConfig
+from runtime import Algorithm
 from runtime.result_logger import flatten
 
 
@@ -67,3 +68,20 @@ def test_a_run_that_fails_to_build_leaves_no_results_folder(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="num_gpus"):
         config.build()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_restored_algorithm_makes_its_results_folder_only_when_it_logs(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    algo = _config(runs).build()
+    checkpoint = algo.save(str(tmp_path / "saved"))
+    algo.stop()
+    assert [p.name for p in runs.iterdir()] == [Path(algo.logdir).name]
+
+    restored = Algorithm.from_checkpoint(checkpoint)
+    restored.compute_single_action([0.0, 0.0, 0.0, 0.0], explore=False)
+    assert len(list(runs.iterdir())) == 1  # acting writes nothing
+    restored.train()
+    restored.stop()
+    assert len(list(runs.iterdir())) == 2
+    assert (Path(restored.logdir) / "result.json").read_text().count("\n") == 1
+    assert (Path(restored.logdir) / "params.json").exists()

@@ -14,10 +14,10 @@ from runtime.policy import TorchPolicy
 from runtime.rollout_worker import RolloutWorker
 from runtime.sample_batch import SampleBatch
 from runtime.task_settable_env import TaskSettableEnv
-from runtime.tune_registration import register_with_tune
+from runtime.tune_support import install as _install_tune_support
 from runtime.worker_set import WorkerSet
 
-register_with_tune()
+_install_tune_support()
 
 __all__ = [
     "A2C",

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from ray.tune import Trainable
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
@@ -40,9 +39,11 @@ from runtime.placement import Placement, local_cluster_cpus
 from runtime.policy import TorchPolicy
 from runtime.ray_session import ensure_ray
 from runtime.resources import ResourcePlan, Role, resource_plan
-from runtime.result_logger import ResultLogger, new_logdir
+from runtime.result_logger import ResultLogger, claim_logdir, planned_logdir
 from runtime.rollout_worker import DEFAULT_POLICY_ID, RolloutWorker
 from runtime.sample_batch import SampleBatch
+from runtime.system_usage import SystemUsage
+from runtime.trainable import Trainable
 from runtime.unsupported import refuse_unsupported
 from runtime.worker_set import WorkerSet
 
@@ -62,10 +63,18 @@ class Algorithm(Trainable):
         self,
         config: AlgorithmConfig | Mapping[str, Any] | None = None,
         env: Any = None,
+        *,
+        lazy_logdir: bool = False,
         **kwargs: Any,
     ) -> None:
+        """``lazy_logdir``: create the results folder only when the first result or checkpoint
+        is written into it (``from_checkpoint`` builds this way, so restoring a policy to act
+        with leaves no empty run behind)."""
         # Tune's system monitor warns on every start when GPUtil is missing; not our concern.
         logging.getLogger("ray.tune.utils.util").setLevel(logging.ERROR)
+        self._lazy_logdir = lazy_logdir
+        self._logdir_claimed = False
+        self._result_logger: ResultLogger | None = None
         tune_keys: dict[str, Any] = {}
         if isinstance(config, Mapping):
             config = dict(config)
@@ -128,36 +137,55 @@ class Algorithm(Trainable):
         ``logger_config``, ``$RLCONF_RESULTS_DIR`` or ``~/rlconf_results``). Under Tune the
         trial's folder is used."""
         if self._storage is not None:
-            super()._setup_logdir()  # type: ignore[no-untyped-call]
+            super()._setup_logdir()
             return
         settings = dict(self._algo_config["logger_config"] or {})
-        if settings.get("logdir"):
+        self._logdir_fixed = bool(settings.get("logdir"))
+        if self._logdir_fixed:
             path = Path(str(settings["logdir"])).expanduser()
-            path.mkdir(parents=True, exist_ok=True)
         else:
-            path = new_logdir(
+            path = planned_logdir(
                 type(self).__name__, self._algo_config["env"], settings.get("local_dir")
             )
-        self._logdir = str(path)  # type: ignore[assignment]
+        self._logdir = str(path)
+
+    def _claim_logdir(self) -> Path:
+        """Create the results folder (outside Tune) if it is not there yet."""
+        path = Path(self.logdir)
+        if self._storage is None and not self._logdir_claimed:
+            if self._logdir_fixed:
+                path.mkdir(parents=True, exist_ok=True)
+            else:
+                path = claim_logdir(path)
+                self._logdir = str(path)
+            self._logdir_claimed = True
+        return path
+
+    def _open_results(self) -> ResultLogger:
+        """The results directory's writer (params.json first), made on first use."""
+        if self._result_logger is None:
+            self._result_logger = ResultLogger(self._claim_logdir(), self.config)
+        return self._result_logger
 
     def setup(self, _tune_config: dict[str, Any]) -> None:
         # Trainable declares a dict; the runtime reads the frozen config object instead.
-        self.config: AlgorithmConfig = self._algo_config  # type: ignore[assignment]
+        self.config: AlgorithmConfig = self._algo_config
         try:
             self._build()
         except BaseException:
             # Nothing half-built stays behind: actors, the placement group, an empty results
             # folder.
             self.cleanup()
-            if self._storage is None:
+            if self._logdir_claimed:
                 _remove_if_unused(Path(self.logdir))
             raise
+        # Under Tune, Tune's own loggers write the same files into the trial folder.
+        if self._storage is None and not self._lazy_logdir:
+            self._open_results()
 
     def _build(self) -> None:
         config = self.config
         logging.getLogger("runtime").setLevel(config["log_level"])
-        # Under Tune, Tune's own loggers write the same files into the trial folder.
-        self._result_logger = ResultLogger(self.logdir, config) if self._storage is None else None
         self.callbacks: DefaultCallbacks = (config.callbacks_class or DefaultCallbacks)()
         env = config["env"]
         self.env_creator: EnvCreator | None = env_creator_for(env) if env is not None else None
@@ -167,6 +195,7 @@ class Algorithm(Trainable):
         self._history = EpisodeHistory(int(config["metrics_num_episodes_for_smoothing"]))
         self._pending_episodes: list[EpisodeMetrics] = []
         self._perf: list[dict[str, float]] = []
+        self._system_usage = SystemUsage() if config["log_sys_usage"] else None
         self.resource_plan: ResourcePlan = resource_plan(config)
         self.placement: Placement | None = None
         if self.resource_plan.num_actors:
@@ -181,7 +210,9 @@ class Algorithm(Trainable):
             num_workers=int(config["num_workers"]),
             remote_options=self._actor_options("rollout"),
             device=self.device,
-            output_dir=self.logdir if config["output"] == "logdir" else config["output"],
+            output_dir=(
+                str(self._claim_logdir()) if config["output"] == "logdir" else config["output"]
+            ),
         )
         self.workers.on_recreated = self._workers_recreated
         self._reader = (
@@ -356,15 +387,14 @@ class Algorithm(Trainable):
 
     def train(self) -> dict[str, Any]:
         """One training iteration (and an evaluation when due); returns the result dict."""
-        result: dict[str, Any] = super().train()  # type: ignore[no-untyped-call]
-        return result
+        return super().train()
 
     def log_result(self, result: dict[str, Any]) -> None:
         """Called by ``train()`` with each result: the ``on_train_result`` callback (which may
         add to it), then the results directory."""
         self.callbacks.on_train_result(algorithm=self, result=result)
-        if self._result_logger is not None:
-            self._result_logger.on_result(result)
+        if self._storage is None:
+            self._open_results().on_result(result)
 
     def training_iteration(self) -> dict[str, Any]:
         """Sample ``train_batch_size`` steps, learn on them, send the new weights out."""
@@ -445,6 +475,8 @@ class Algorithm(Trainable):
                 "info": info,
             }
         )
+        if self._system_usage is not None:
+            result["perf"] = self._system_usage.sample()
         for key, value in step_results.items():
             if key != "info":
                 result[key] = value
@@ -589,8 +621,8 @@ class Algorithm(Trainable):
         """Write a checkpoint and return its path: ``<checkpoint_dir or logdir>/
         checkpoint_<iteration>``. Under Tune, Tune's own checkpointing is used."""
         if self._storage is not None and checkpoint_dir is None:
-            return super().save()
-        parent = Path(checkpoint_dir or self.logdir)
+            return super().save()  # type: ignore[misc]
+        parent = Path(checkpoint_dir) if checkpoint_dir else self._open_results().logdir
         state, tensors = self._state()
         return checkpoints.write_checkpoint(
             parent / f"checkpoint_{self._iteration:06d}", state, tensors
@@ -600,7 +632,7 @@ class Algorithm(Trainable):
         """Load weights, optimizer state, filters, counters and the iteration from a
         checkpoint written by ``save()``."""
         if self._storage is not None and not isinstance(checkpoint_path, str | os.PathLike):
-            super().restore(checkpoint_path)
+            super().restore(checkpoint_path)  # type: ignore[misc]
             return
         # A Tune Checkpoint of a local folder restores like its path.
         self._load_state(os.fspath(getattr(checkpoint_path, "path", checkpoint_path)))
@@ -620,7 +652,7 @@ class Algorithm(Trainable):
         self._history.set_state(state["episode_history"])
         self._iteration = int(state["iteration"])
         self._time_total = float(state["time_total"])
-        self._timesteps_total = int(state["timesteps_total"])  # type: ignore[assignment]
+        self._timesteps_total = int(state["timesteps_total"])
         self.workers.sync_weights(global_vars={"timestep": self._counters["num_env_steps_sampled"]})
         self.workers.sync_filter_states()
         self.callbacks.on_checkpoint_loaded(algorithm=self)
@@ -639,7 +671,7 @@ class Algorithm(Trainable):
         algo_class: type[Algorithm] = cls
         if (cls is Algorithm or not isinstance(config, cls.config_class)) and config.algo_name:
             algo_class = get_algorithm_class(config.algo_name)
-        algo = algo_class(config=config)
+        algo = algo_class(config=config, lazy_logdir=True)
         algo.restore(path)
         return algo
 
@@ -647,7 +679,7 @@ class Algorithm(Trainable):
 
     def stop(self) -> None:
         """Stop the workers (remote actors included) and release the algorithm."""
-        super().stop()  # type: ignore[no-untyped-call]
+        super().stop()
 
     def cleanup(self) -> None:
         for workers in (getattr(self, "workers", None), getattr(self, "evaluation_workers", None)):

@@ -3,6 +3,7 @@ and env classes."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -35,14 +36,25 @@ def register_env(name: str, env_creator: EnvCreator) -> None:
 
 
 def _register_with_tune(name: str, env_creator: EnvCreator) -> None:
-    """Keep Tune's registry in step, so names registered here work in Tune trials too."""
-    import sys
-
-    if "ray" not in sys.modules:
+    """Keep Tune's registry in step, so names registered here work in Tune trials too (once
+    Tune is imported; ``runtime.tune_support`` registers the earlier ones then)."""
+    if "ray.tune" not in sys.modules:
         return
     from ray.tune.registry import register_env as tune_register_env
 
     tune_register_env(name, env_creator)
+
+
+def _from_tune_registry(name: str) -> EnvCreator | None:
+    """A creator registered with Tune (in a Tune trial, the driver's names arrive there)."""
+    if "ray.tune" not in sys.modules:
+        return None
+    from ray.tune.registry import ENV_CREATOR, _global_registry
+
+    if not _global_registry.contains(ENV_CREATOR, name):  # type: ignore[no-untyped-call]
+        return None
+    creator: EnvCreator = _global_registry.get(ENV_CREATOR, name)  # type: ignore[no-untyped-call]
+    return creator
 
 
 def registered_envs() -> dict[str, EnvCreator]:
@@ -81,6 +93,9 @@ def env_creator_for(env: Any, extra: dict[str, EnvCreator] | None = None) -> Env
     creators = {**(extra or {}), **registered_envs()}
     if env in creators:
         return creators[env]
+    from_tune = _from_tune_registry(env)
+    if from_tune is not None:
+        return from_tune
     if env in gym.registry:
         return _from_gym_id(env)
     if "." in env or ":" in env:

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from runtime.adam import make_adam
 from runtime.model_catalog import ModelCatalog
 from runtime.postprocessing import compute_advantages
 from runtime.sample_batch import SampleBatch
@@ -49,11 +50,8 @@ class TorchPolicy(abc.ABC):
         self.num_grad_updates = 0
         self._lr_schedule = _schedule(config.get("lr_schedule"), float(config["lr"]))
         self.cur_lr = self._lr_schedule.value(0)
-        optimizer_kwargs = dict(config.get("optimizer") or {})
-        # The fused kernel is the fastest Adam on CPU and CUDA alike.
-        optimizer_kwargs.setdefault("fused", True)
-        self.optimizer = torch.optim.Adam(
-            self.model.parameters(), lr=self.cur_lr, **optimizer_kwargs
+        self.optimizer = make_adam(
+            self.model.parameters(), self.cur_lr, config.get("optimizer") or {}
         )
         exploration = dict(config.get("exploration_config") or {"type": "StochasticSampling"})
         self.exploration_type = exploration.get("type", "StochasticSampling")

@@ -31,21 +31,33 @@ def results_root() -> Path:
     return Path(os.environ.get(RESULTS_ROOT_ENV) or DEFAULT_RESULTS_ROOT).expanduser()
 
 
-def new_logdir(algorithm: str, env: Any, root: str | os.PathLike[str] | None = None) -> Path:
-    """A new, empty ``<root>/<ALGO>_<ENV>_<timestamp>`` folder (``_2``, ``_3``... appended when
-    two runs start in the same second)."""
+def planned_logdir(algorithm: str, env: Any, root: str | os.PathLike[str] | None = None) -> Path:
+    """``<root>/<ALGO>_<ENV>_<timestamp>``: a name no folder has yet (not created)."""
     parent = Path(root).expanduser() if root is not None else results_root()
-    parent.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    base = f"{algorithm}_{_env_name(env)}_{stamp}"
-    for attempt in range(1, 10_000):
-        path = parent / (base if attempt == 1 else f"{base}_{attempt}")
+    return _free_name(parent / f"{algorithm}_{_env_name(env)}_{stamp}")
+
+
+def claim_logdir(planned: Path) -> Path:
+    """Create ``planned``, or, when another run took that name meanwhile, the next free
+    ``<name>_2``, ``<name>_3``...; returns the folder created."""
+    planned.parent.mkdir(parents=True, exist_ok=True)
+    path = planned
+    while True:
         try:
             path.mkdir()
         except FileExistsError:
+            path = _free_name(planned)
             continue
         return path
-    raise FileExistsError(f"no free results folder name under {parent} for {base}")
+
+
+def _free_name(base: Path) -> Path:
+    for attempt in range(1, 10_000):
+        path = base if attempt == 1 else base.with_name(f"{base.name}_{attempt}")
+        if not path.exists():
+            return path
+    raise FileExistsError(f"no free results folder name under {base.parent} for {base.name}")
 
 
 def _env_name(env: Any) -> str:
