@@ -150,6 +150,24 @@ def test_train_checkpoint_evaluate_and_the_results_directory(
     assert main(["evaluate", str(checkpoint), "--steps", "50", "-q"]) == 0
     assert capsys.readouterr().out == ""
 
+    # the results folder itself: its latest checkpoint (iteration 3, not 2)
+    assert main(["evaluate", str(run_dir), "--episodes", "1", "--out", str(report)]) == 0
+    assert f"using the latest checkpoint: {checkpoint}" in capsys.readouterr().out
+    assert json.loads(report.read_text())["checkpoint"] == str(checkpoint)
+
+
+def test_evaluate_refuses_a_folder_without_checkpoints_and_an_unknown_env(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "checkpoints_old").mkdir()
+    assert main(["evaluate", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is neither a checkpoint nor a results folder holding checkpoint_<iteration>" in err
+    assert main(["evaluate", str(tmp_path / "missing")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path), "--env", "CartPol-v1"]) == 2
+    assert "--env='CartPol-v1'" in capsys.readouterr().err
+
 
 def test_train_refuses_bad_input_before_building(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["train", "--run", "PPO", "--config", '{"lr": "x"}']) == 2

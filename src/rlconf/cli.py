@@ -1,8 +1,8 @@
-"""The ``rlconf`` command line: train, evaluate checkpoints, and inspect algorithms, configs
-and their JSON Schema.
+"""The ``rlconf`` command line: train (from flags or a YAML file of experiments), evaluate
+checkpoints, and inspect algorithms, configs, their JSON Schema and the keys of a result.
 
-Config errors print the ConfigError message and exit with code 2, before anything heavy is
-imported.
+Config errors (bad values, unknown keys, env ids and stop keys) print the ConfigError message
+and exit with code 2, before anything heavy is imported.
 """
 
 from __future__ import annotations
@@ -14,7 +14,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlconf.errors import ConfigError
+from rlconf.experiment import Overrides, load_experiments, make_experiment
 from rlconf.registry import get_config_class, list_algorithms
+
+_TRAIN_DESCRIPTION = """\
+Train one algorithm (--run, --env, --config) or every experiment of a YAML file (-f), until a
+stop criterion is met.
+
+Everything is checked before torch or Ray is imported: the config, the env id (with a
+did-you-mean over gymnasium's ids and the registered names) and the stop keys (with a
+did-you-mean over the result keys). With -f, each flag given applies to every experiment in the
+file: --config over its config key by key, --stop merged over its stop criteria, the other flags
+replacing its values. Every mistake of every experiment is reported at once (exit code 2).
+"""
 
 
 def _parse_json(text: str, flag: str) -> dict[str, Any]:
@@ -44,8 +56,19 @@ def _cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _overrides(args: argparse.Namespace) -> Overrides:
+    return Overrides(
+        config=_parse_json(args.config, "--config") if args.config else {},
+        stop=_parse_json(args.stop, "--stop") if args.stop else {},
+        env=args.env,
+        framework=args.framework,
+        local_dir=args.local_dir,
+        checkpoint_freq=args.checkpoint_freq,
+        checkpoint_at_end=args.checkpoint_at_end,
+    )
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
-    from rlconf.experiment import load_experiments, make_experiment
     from rlconf.train_command import run_train
 
     if args.file is not None:
@@ -53,27 +76,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
             raise ConfigError.single(
                 "rlconf train", "--run", "can't be combined with -f (the file names the algorithm)"
             )
-        experiments = load_experiments(args.file)
+        experiments = load_experiments(args.file, _overrides(args))
     elif args.run is None:
         raise ConfigError.single(
             "rlconf train", "--run", "is missing", allowed="--run ALGO, or -f experiment.yaml"
         )
     else:
-        overrides = _parse_json(args.config, "--config") if args.config else {}
-        stop = _parse_json(args.stop, "--stop") if args.stop else {}
         experiments = [
-            make_experiment(
-                args.run,
-                args.run,
-                overrides,
-                stop,
-                env=args.env,
-                checkpoint_freq=args.checkpoint_freq,
-                checkpoint_at_end=args.checkpoint_at_end,
-                local_dir=args.local_dir,
-                where="rlconf train",
-                stop_prefix="--stop.",
-            )
+            make_experiment(args.run, {"run": args.run}, _overrides(args), where="rlconf train")
         ]
     log_level = {0: None, 1: "INFO"}.get(args.verbose, "DEBUG")
     for experiment in experiments:
@@ -102,6 +112,16 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_result_keys(_args: argparse.Namespace) -> int:
+    from rlconf.result_keys import RESULT_KEYS
+
+    width = max(len(k.pattern) for k in RESULT_KEYS)
+    print(f"{'key':{width}}  {'kind':6}  what (only numbers can be stop keys)")
+    for key in RESULT_KEYS:
+        print(f"{key.pattern:{width}}  {key.kind:6}  {key.doc}")
+    return 0
+
+
 def _cmd_list(_args: argparse.Namespace) -> int:
     for name in list_algorithms():
         print(f"{name}\t{get_config_class(name).__name__}")
@@ -112,22 +132,56 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rlconf", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    train = commands.add_parser("train", help="train an algorithm until a stop criterion")
-    train.add_argument("-f", "--file", help="YAML file of experiments (tuned-example format)")
-    train.add_argument("--run", help="a registered algorithm, e.g. PPO")
-    train.add_argument("--env", help="environment id, e.g. CartPole-v1")
-    train.add_argument("--config", help="JSON object of config keys to set")
+    train = commands.add_parser(
+        "train",
+        help="train an algorithm until a stop criterion",
+        description=_TRAIN_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    train.add_argument(
+        "-f",
+        "--file",
+        help="YAML file of experiments (tuned-example format); the flags below apply to every "
+        "experiment in it",
+    )
+    train.add_argument("--run", help="a registered algorithm, e.g. PPO (not with -f)")
+    train.add_argument(
+        "--env",
+        help="environment: a gymnasium id (e.g. CartPole-v1), a registered name or an import "
+        "path; replaces the file's env",
+    )
+    train.add_argument(
+        "--config",
+        help="JSON object of config keys to set; with -f, applied over each experiment's config "
+        "key by key (a partial model dict keeps the file's other model keys)",
+    )
     train.add_argument(
         "--stop",
         help="JSON object: stop once any result key reaches its value, e.g. "
-        '\'{"episode_reward_mean": 450}\' (nested keys joined with "/")',
+        '\'{"episode_reward_mean": 450}\' (nested keys joined with "/", '
+        "`rlconf result-keys` lists them); with -f, merged over each experiment's stop",
     )
-    train.add_argument("--checkpoint-freq", type=int, default=0, help="save every N iterations")
-    train.add_argument("--checkpoint-at-end", action="store_true", help="save when done")
+    train.add_argument(
+        "--framework",
+        choices=["torch"],
+        help="set the framework, replacing the file's or --config's (the reference's tuned "
+        "examples say framework: tf, which rlconf refuses)",
+    )
+    train.add_argument(
+        "--checkpoint-freq",
+        type=int,
+        help="save a checkpoint every N iterations (0: never); replaces the file's",
+    )
+    train.add_argument(
+        "--checkpoint-at-end",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="save a checkpoint when done (or not); replaces the file's",
+    )
     train.add_argument(
         "--local-dir",
         help="folder the results directory <ALGO>_<ENV>_<timestamp> is made in "
-        "(default: $RLCONF_RESULTS_DIR or ~/rlconf_results)",
+        "(default: $RLCONF_RESULTS_DIR or ~/rlconf_results); replaces the file's",
     )
     train.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     train.add_argument(
@@ -138,7 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser(
         "evaluate", help="run a checkpoint's policy and report episode returns"
     )
-    evaluate.add_argument("checkpoint", help="a checkpoint_<iteration> folder")
+    evaluate.add_argument(
+        "checkpoint",
+        help="a checkpoint_<iteration> folder, or a results folder (its latest checkpoint)",
+    )
     evaluate.add_argument("--env", help="evaluate in this env instead of the training env")
     amount = evaluate.add_mutually_exclusive_group()
     amount.add_argument("--episodes", type=int, help="number of episodes (default 10)")
@@ -163,6 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="print the JSON Schema of an algorithm's config")
     schema.add_argument("algorithm")
     schema.set_defaults(handler=_cmd_schema)
+
+    keys = commands.add_parser(
+        "result-keys", help="list the keys of a training result (for stop criteria)"
+    )
+    keys.set_defaults(handler=_cmd_result_keys)
 
     listing = commands.add_parser("list", help="list the registered algorithms")
     listing.set_defaults(handler=_cmd_list)

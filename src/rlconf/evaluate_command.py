@@ -1,16 +1,24 @@
 """``rlconf evaluate CHECKPOINT``: rebuild the algorithm from a checkpoint and run its policy
-for a number of episodes or steps in the driver, reporting each episode's return."""
+for a number of episodes or steps in the driver, reporting each episode's return.
+
+CHECKPOINT is a ``checkpoint_<iteration>`` folder, or a results folder holding such folders:
+then the one of the highest iteration is used, and the command says which.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from rlconf.env_ids import env_issue
 from rlconf.errors import ConfigError
+
+_CHECKPOINT_NAME = re.compile(r"checkpoint_(\d+)")
 
 
 def run_evaluate(
@@ -28,10 +36,17 @@ def run_evaluate(
             raise ConfigError.single(
                 "rlconf evaluate", flag, "must be >= 1", value=count, has_value=True
             )
+    if env is not None and (problem := env_issue(env, "--env")) is not None:
+        raise ConfigError("rlconf evaluate", [problem])
     from runtime.algorithm import Algorithm
-    from runtime.checkpoints import CheckpointError, saved_config
+    from runtime.checkpoints import STATE_FILE, CheckpointError, saved_config
     from runtime.result_logger import write_text_atomic
 
+    folder = Path(checkpoint)
+    if not (folder / STATE_FILE).is_file() and not _CHECKPOINT_NAME.fullmatch(folder.name):
+        checkpoint = str(latest_checkpoint(folder))
+        if not quiet:
+            print(f"using the latest checkpoint: {checkpoint}", flush=True)
     try:
         config = saved_config(checkpoint).copy()
     except CheckpointError as exc:
@@ -76,6 +91,36 @@ def run_evaluate(
     if out is not None:
         write_text_atomic(Path(out), json.dumps(report, indent=2, allow_nan=False) + "\n")
     return 0
+
+
+def latest_checkpoint(folder: Path) -> Path:
+    """The ``checkpoint_<iteration>`` folder of the highest iteration in ``folder``."""
+    where = "rlconf evaluate"
+    if not folder.is_dir():
+        raise ConfigError.single(
+            where,
+            "CHECKPOINT",
+            "is not a folder",
+            value=str(folder),
+            has_value=True,
+            allowed="a checkpoint_<iteration> folder, or a results folder holding them",
+        )
+    found = [
+        (int(match.group(1)), child)
+        for child in folder.iterdir()
+        if child.is_dir() and (match := _CHECKPOINT_NAME.fullmatch(child.name))
+    ]
+    if not found:
+        raise ConfigError.single(
+            where,
+            "CHECKPOINT",
+            "is neither a checkpoint nor a results folder holding checkpoint_<iteration> folders",
+            value=str(folder),
+            has_value=True,
+            allowed="a results folder of a run trained with --checkpoint-freq N or "
+            "--checkpoint-at-end, or one of its checkpoint_<iteration> folders",
+        )
+    return max(found)[1]
 
 
 def _report(checkpoint: str, env: Any, metrics: dict[str, Any]) -> dict[str, Any]:

@@ -7,20 +7,26 @@ reference's tuned-example format::
         stop: {episode_reward_mean: 450, timesteps_total: 100000}
         config: {lr: 0.001, num_workers: 0}
 
-Every experiment of a file is validated (config, stop criteria, keys) before any is run.
+The command line's flags (``Overrides``) apply on top of every experiment of a file: ``--config``
+is applied over the experiment's config key by key (as ``config.update_from_dict()``: a partial
+``model`` dict keeps the file's other model keys), ``--stop`` is merged over its stop criteria,
+and ``--env``, ``--framework``, ``--local-dir``, ``--checkpoint-freq`` and
+``--checkpoint-at-end`` replace its values. Every experiment is validated (config, env, stop
+criteria, keys) before any is run, and every mistake of every experiment is reported at once.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.env_ids import env_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.registry import get_config_class
+from rlconf.stop_criteria import stop_issues
 
 #: Keys of one experiment in a YAML file, and what each holds.
 EXPERIMENT_KEYS = {
@@ -45,64 +51,127 @@ class Experiment:
     local_dir: str | None = None
 
 
+@dataclass(frozen=True)
+class Overrides:
+    """The flags of ``rlconf train``; None (or empty) where a flag was not given."""
+
+    config: Mapping[str, Any] = field(default_factory=dict)
+    stop: Mapping[str, Any] = field(default_factory=dict)
+    env: str | None = None
+    framework: str | None = None
+    local_dir: str | None = None
+    checkpoint_freq: int | None = None
+    checkpoint_at_end: bool | None = None
+
+
 def make_experiment(
     name: str,
-    run: str,
-    overrides: Mapping[str, Any],
-    stop: Mapping[str, Any],
-    *,
-    env: str | None = None,
-    checkpoint_freq: int = 0,
-    checkpoint_at_end: bool = False,
-    local_dir: str | None = None,
+    spec: Mapping[str, Any],
+    flags: Overrides | None = None,
     where: str | None = None,
-    stop_prefix: str = "stop.",
 ) -> Experiment:
-    """A validated experiment; a ConfigError from ``where`` (default: the name) names what is
-    wrong."""
-    where = where or name
-    values = dict(overrides)
-    if env is not None:
-        values["env"] = env
-    if local_dir is not None:
-        values["logger_config"] = {
-            **dict(values.get("logger_config") or {}),
-            "local_dir": local_dir,
-        }
+    """A validated experiment from ``spec`` (the keys of EXPERIMENT_KEYS, ``run`` required) with
+    ``flags`` applied on top; a ConfigError from ``where`` (default: the name) names every
+    problem, the flags' as ``--config.lr``, ``--stop.<key>``, ``--checkpoint-freq``."""
+    flags = flags or Overrides()
+    config_class = get_config_class(str(spec["run"]))
     issues: list[FieldIssue] = []
+
+    file_values = dict(spec.get("config") or {})
+    if spec.get("env") is not None:
+        file_values["env"] = spec["env"]
+    if spec.get("local_dir") is not None:
+        file_values["logger_config"] = _with_local_dir(file_values, spec["local_dir"])
+    flag_values = dict(flags.config)
+    if flags.env is not None:
+        flag_values["env"] = flags.env
+    if flags.local_dir is not None:
+        flag_values["logger_config"] = _with_local_dir(
+            flag_values if "logger_config" in flag_values else file_values, flags.local_dir
+        )
+    if flags.framework is not None:
+        # Before validation: the reference's files say framework: tf, which is refused.
+        file_values["framework"] = flag_values["framework"] = flags.framework
+
     config: AlgorithmConfig | None = None
     try:
-        config = get_config_class(run).from_dict(values).validate()
+        config = config_class.from_dict(file_values)
     except ConfigError as exc:
         issues += exc.issues
-    issues += stop_issues(stop, stop_prefix)
-    if (
-        isinstance(checkpoint_freq, bool)
-        or not isinstance(checkpoint_freq, int)
-        or (checkpoint_freq < 0)
-    ):
-        issues.append(FieldIssue("checkpoint_freq", "must be an integer >= 0", checkpoint_freq))
+    if flag_values:
+        try:
+            (config or config_class()).update_from_dict(flag_values)
+        except ConfigError as exc:
+            issues += [_prefixed("--config.", i) for i in exc.issues]
+            config = None
+    if config is not None and not issues:
+        try:
+            config.validate()
+        except ConfigError as exc:
+            issues += exc.issues
+            config = None
+
+    env = flag_values.get("env", file_values.get("env"))
+    if env is None:
+        issues.append(
+            FieldIssue(
+                "env",
+                "is not set",
+                has_value=False,
+                allowed="--env ID, env: in the experiment, or env in its config",
+            )
+        )
+    elif (problem := env_issue(env)) is not None:
+        issues.append(problem)
+
+    issues += stop_issues(spec.get("stop") or {}, "stop.", config)
+    issues += stop_issues(flags.stop, "--stop.", config)
+    checkpoint_freq = spec.get("checkpoint_freq", 0)
+    issues += _checkpoint_freq_issues(checkpoint_freq, "checkpoint_freq")
+    if flags.checkpoint_freq is not None:
+        checkpoint_freq = flags.checkpoint_freq
+        issues += _checkpoint_freq_issues(checkpoint_freq, "--checkpoint-freq")
+    checkpoint_at_end = bool(spec.get("checkpoint_at_end", False))
+    if flags.checkpoint_at_end is not None:
+        checkpoint_at_end = flags.checkpoint_at_end
     if issues or config is None:
-        raise ConfigError(where, issues)
+        raise ConfigError(where or name, [_framework_hint(i) for i in issues])
     return Experiment(
-        name, run, config, dict(stop), checkpoint_freq, bool(checkpoint_at_end), local_dir
+        name,
+        str(spec["run"]),
+        config,
+        {str(k): v for k, v in {**(spec.get("stop") or {}), **flags.stop}.items()},
+        checkpoint_freq,
+        checkpoint_at_end,
+        flags.local_dir if flags.local_dir is not None else spec.get("local_dir"),
     )
 
 
-def stop_issues(stop: Mapping[str, Any], prefix: str = "stop.") -> list[FieldIssue]:
-    return [
-        FieldIssue(
-            f"{prefix}{key}",
-            "must be a number (training stops once the result reaches it)",
-            value,
-        )
-        for key, value in stop.items()
-        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value)
-    ]
+def _with_local_dir(values: Mapping[str, Any], local_dir: Any) -> dict[str, Any]:
+    return {**dict(values.get("logger_config") or {}), "local_dir": local_dir}
 
 
-def load_experiments(path: str | Path) -> list[Experiment]:
-    """The experiments of a YAML file, all validated."""
+def _prefixed(prefix: str, issue: FieldIssue) -> FieldIssue:
+    return FieldIssue(
+        prefix + issue.field, issue.problem, issue.value, issue.has_value, issue.allowed
+    )
+
+
+def _framework_hint(issue: FieldIssue) -> FieldIssue:
+    if issue.field not in ("framework", "--config.framework"):
+        return issue
+    allowed = f"{issue.allowed} (rlconf train --framework torch overrides it)"
+    return FieldIssue(issue.field, issue.problem, issue.value, issue.has_value, allowed)
+
+
+def _checkpoint_freq_issues(value: Any, name: str) -> list[FieldIssue]:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return [FieldIssue(name, "must be an integer >= 0", value)]
+    return []
+
+
+def load_experiments(path: str | Path, flags: Overrides | None = None) -> list[Experiment]:
+    """The experiments of a YAML file with ``flags`` applied to each, all validated."""
     import yaml
 
     where = f"rlconf train -f {path}"
@@ -123,18 +192,15 @@ def load_experiments(path: str | Path) -> list[Experiment]:
     issues: list[FieldIssue] = []
     for name, spec in data.items():
         try:
-            experiments.append(_experiment_from_spec(str(name), spec))
+            experiments.append(_experiment_from_spec(str(name), spec, flags))
         except ConfigError as exc:
-            issues.extend(
-                FieldIssue(f"{name}.{i.field}", i.problem, i.value, i.has_value, i.allowed)
-                for i in exc.issues
-            )
+            issues.extend(_prefixed(f"{name}.", i) for i in exc.issues)
     if issues:
         raise ConfigError(where, issues)
     return experiments
 
 
-def _experiment_from_spec(name: str, spec: Any) -> Experiment:
+def _experiment_from_spec(name: str, spec: Any, flags: Overrides | None) -> Experiment:
     if not isinstance(spec, dict):
         raise ConfigError.single(
             name, "experiment", "must be a mapping", value=spec, has_value=True
@@ -165,13 +231,4 @@ def _experiment_from_spec(name: str, spec: Any) -> Experiment:
                 has_value=True,
                 allowed=EXPERIMENT_KEYS[key],
             )
-    return make_experiment(
-        name,
-        str(spec["run"]),
-        spec.get("config") or {},
-        spec.get("stop") or {},
-        env=spec.get("env"),
-        checkpoint_freq=spec.get("checkpoint_freq", 0),
-        checkpoint_at_end=bool(spec.get("checkpoint_at_end", False)),
-        local_dir=spec.get("local_dir"),
-    )
+    return make_experiment(name, spec, flags)

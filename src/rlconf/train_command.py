@@ -1,36 +1,21 @@
 """``rlconf train``: build an algorithm from the command line and train it until a stop
 criterion is met, printing one progress line per iteration.
 
-The config is validated before torch or ray is imported, so a typo fails in milliseconds.
+The config, the env id and the stop criteria are validated before torch or ray is imported, so
+a typo fails in milliseconds; stop keys whose names depend on the run are confirmed against the
+first result that can hold them (see ``rlconf.stop_criteria``).
 """
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from rlconf.errors import ConfigError
 from rlconf.experiment import Experiment
-
-
-def lookup(result: Mapping[str, Any], key: str) -> Any:
-    """``result["a"]["b"]`` for ``key="a/b"``; None when a part is missing."""
-    value: Any = result
-    for part in key.split("/"):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
-def should_stop(result: Mapping[str, Any], stop: Mapping[str, Any]) -> bool:
-    for key, threshold in stop.items():
-        value = lookup(result, key)
-        if isinstance(value, int | float) and not math.isnan(value) and value >= threshold:
-            return True
-    return False
+from rlconf.stop_criteria import StopCriteria
 
 
 def progress_line(result: Mapping[str, Any], started: float) -> str:
@@ -51,6 +36,7 @@ def run_train(experiment: Experiment, quiet: bool = False, log_level: str | None
         config = config.copy().debugging(log_level=log_level)  # type: ignore[arg-type]
     if not experiment.stop:
         print("no stop criterion given: training until interrupted (Ctrl-C)", file=sys.stderr)
+    criteria = StopCriteria(experiment.stop, config, where=f"rlconf train ({experiment.name})")
     algo = config.build()
     if not quiet:
         print(f"{experiment.name}: results in {algo.logdir}", flush=True)
@@ -64,13 +50,16 @@ def run_train(experiment: Experiment, quiet: bool = False, log_level: str | None
                 print(progress_line(result, started), flush=True)
             if experiment.checkpoint_freq and iteration % experiment.checkpoint_freq == 0:
                 _report_checkpoint(algo.save(), quiet)
-            if should_stop(result, experiment.stop):
+            if criteria.reached(result):
                 break
     except KeyboardInterrupt:
         print("interrupted: writing a checkpoint", file=sys.stderr)
         _report_checkpoint(algo.save(), quiet=False)
         algo.stop()
         return 130
+    except ConfigError:
+        algo.stop()
+        raise
     if experiment.checkpoint_at_end:
         _report_checkpoint(algo.save(), quiet)
     algo.stop()

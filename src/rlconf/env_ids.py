@@ -1,0 +1,50 @@
+"""Is an ``env`` value one this process can make? Checked by the command line before anything
+heavy is imported, with a did-you-mean over gymnasium's ids and the registered names.
+
+Names registered with ``runtime.register_env`` live in that module of the current process: when
+it was never imported, nothing was registered. Import paths and classes are left to the runtime,
+which imports them when the algorithm is built.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rlconf.errors import ConfigError, FieldIssue
+from rlconf.unknown_keys import did_you_mean
+
+_ALLOWED = (
+    "a gymnasium id such as 'CartPole-v1', a name passed to runtime.register_env(), an import "
+    "path 'package.module:EnvClass', or an env class"
+)
+
+
+def is_import_path(env: str) -> bool:
+    return "." in env or ":" in env
+
+
+def env_issue(env: Any, field: str = "env") -> FieldIssue | None:
+    """What is wrong with ``env`` as an environment to make here, or None."""
+    if not isinstance(env, str) or is_import_path(env):
+        return None
+    registry = sys.modules.get("runtime.env_registry")
+    registered: list[str] = []
+    if registry is not None:
+        try:
+            registry.env_creator_for(env)  # the runtime's own verdict, its registries included
+        except ConfigError:
+            registered = list(registry.registered_envs())
+        else:
+            return None
+    import gymnasium
+
+    if env in gymnasium.registry:
+        return None
+    hint = did_you_mean(env, [*registered, *gymnasium.registry])
+    return FieldIssue(
+        field,
+        "is neither a gymnasium id nor a registered env name" + (f" ({hint})" if hint else ""),
+        env,
+        allowed=_ALLOWED,
+    )

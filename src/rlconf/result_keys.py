@@ -1,0 +1,219 @@
+"""What a training result holds, known without running anything: the keys of the dict
+``Algorithm.train()`` returns, flattened with ``/`` (``evaluation/episode_reward_mean``).
+
+Most keys are fixed. Some sub-trees have keys that depend on the run: a pattern stands for
+them, with ``<name>`` for one path part (``custom_metrics/<metric>_mean``) and a trailing
+``/...`` for any deeper path (``info/learner/<policy id>/...``). ``rlconf train`` checks stop
+criteria against this description before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+Kind = Literal["number", "list", "text", "flag", "config"]
+
+#: How each kind reads in a message ("a list", not a number).
+KIND_NAMES: dict[Kind, str] = {
+    "number": "a number",
+    "list": "a list of per-episode values",
+    "text": "text",
+    "flag": "a true/false flag",
+    "config": "the run's config",
+}
+
+
+@dataclass(frozen=True)
+class ResultKey:
+    """One key of the result, or a pattern for a family of keys."""
+
+    pattern: str
+    kind: Kind
+    doc: str
+    #: Concrete keys of a pattern that most runs have (offered as did-you-mean candidates).
+    examples: tuple[str, ...] = ()
+    #: The key appears only once an episode has finished (its metrics come from episodes).
+    needs_episodes: bool = False
+    _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_regex", _compile(self.pattern))
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether the pattern stands for keys that depend on the run."""
+        return "<" in self.pattern or self.pattern.endswith("/...")
+
+    def matches(self, key: str) -> bool:
+        return self._regex.fullmatch(key) is not None
+
+    def under(self, prefix: str) -> ResultKey:
+        return ResultKey(
+            prefix + self.pattern,
+            self.kind,
+            self.doc,
+            tuple(prefix + e for e in self.examples),
+            self.needs_episodes,
+        )
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    deeper = pattern.endswith("/...")
+    head = pattern[: -len("/...")] if deeper else pattern
+    parts = re.split(r"(<[^>]+>)", head)
+    regex = "".join("[^/]+" if p.startswith("<") else re.escape(p) for p in parts)
+    return re.compile(regex + ("/.+" if deeper else ""))
+
+
+def _numbers(doc_by_key: dict[str, str]) -> tuple[ResultKey, ...]:
+    return tuple(ResultKey(key, "number", doc) for key, doc in doc_by_key.items())
+
+
+#: The episode metrics, at the top level (training) and under ``evaluation/``.
+EPISODE_KEYS: tuple[ResultKey, ...] = (
+    *_numbers(
+        {
+            "episode_reward_mean": "mean return of the recent episodes",
+            "episode_reward_min": "lowest return of the recent episodes",
+            "episode_reward_max": "highest return of the recent episodes",
+            "episode_len_mean": "mean length of the recent episodes",
+            "episodes_this_iter": "episodes finished in this iteration",
+        }
+    ),
+    *(
+        ResultKey(
+            f"custom_metrics/<metric>_{stat}",
+            "number",
+            f"{stat} of a metric the callbacks put in episode.custom_metrics",
+            needs_episodes=True,
+        )
+        for stat in ("mean", "min", "max")
+    ),
+    *(
+        ResultKey(
+            f"policy_reward_{stat}/<policy id>",
+            "number",
+            f"{stat} return of one policy's agents",
+            needs_episodes=True,
+        )
+        for stat in ("mean", "min", "max")
+    ),
+    ResultKey(
+        "hist_stats/<name>",
+        "list",
+        "per-episode values: episode_reward, episode_lengths and each episode.hist_data name",
+        examples=("hist_stats/episode_reward", "hist_stats/episode_lengths"),
+        needs_episodes=True,
+    ),
+)
+
+#: Keys of an evaluation's metrics besides the episode metrics.
+EVALUATION_ONLY_KEYS: tuple[ResultKey, ...] = _numbers(
+    {
+        "timesteps_this_iter": "env steps the evaluation ran",
+        "num_healthy_workers": "evaluation workers alive",
+        "num_recreated_workers": "evaluation workers recreated after a failure",
+        "weights_version": "the training iteration whose weights were evaluated",
+    }
+)
+
+_LEARNER_STATS = ("total_loss", "policy_loss", "vf_loss", "entropy", "kl", "cur_lr")
+
+#: Keys of a training result outside the episode metrics and ``evaluation``.
+TRAINING_KEYS: tuple[ResultKey, ...] = (
+    *_numbers(
+        {
+            "training_iteration": "iterations so far",
+            "timesteps_total": "env steps sampled so far",
+            "timesteps_this_iter": "env steps sampled in this iteration",
+            "episodes_total": "episodes finished so far",
+            "agent_timesteps_total": "agent steps sampled so far",
+            "num_env_steps_sampled": "env steps sampled so far",
+            "num_env_steps_trained": "env steps trained on so far",
+            "num_agent_steps_sampled": "agent steps sampled so far",
+            "num_agent_steps_trained": "agent steps trained on so far",
+            "num_healthy_workers": "rollout workers alive",
+            "num_recreated_workers": "rollout workers recreated after a failure",
+            "time_this_iter_s": "seconds this iteration took",
+            "time_total_s": "seconds of training so far",
+            "time_since_restore": "seconds of training since the last restore",
+            "timesteps_since_restore": "env steps sampled since the last restore",
+            "iterations_since_restore": "iterations since the last restore",
+            "timestamp": "UNIX time the result was made",
+            "pid": "the training process's id",
+        }
+    ),
+    *(
+        ResultKey(key, "text", doc)
+        for key, doc in {
+            "date": "local time the result was made",
+            "hostname": "the training machine",
+            "node_ip": "the training machine's address",
+            "trial_id": "the Tune trial ('default' outside Tune)",
+            "experiment_id": "the Tune experiment",
+            "experiment_tag": "the Tune trial's tag",
+            "checkpoint_dir_name": "the checkpoint Tune saved with this result",
+        }.items()
+    ),
+    ResultKey("done", "flag", "whether the trial is finished"),
+    ResultKey("should_checkpoint", "flag", "whether Tune should save a checkpoint now"),
+    ResultKey("config", "config", "the config the algorithm runs with"),
+    ResultKey("config/...", "config", "the config the algorithm runs with"),
+    ResultKey(
+        "info/learner/<policy id>/...",
+        "number",
+        "a policy's learner statistics (learner_stats/<stat>, num_grad_updates)",
+        examples=(
+            *(f"info/learner/default_policy/learner_stats/{s}" for s in _LEARNER_STATS),
+            "info/learner/default_policy/num_grad_updates",
+        ),
+    ),
+    ResultKey(
+        "info/<counter>",
+        "number",
+        "the algorithm's step counters",
+        examples=("info/num_env_steps_sampled", "info/num_env_steps_trained"),
+    ),
+    ResultKey(
+        "sampler_perf/<timer>",
+        "number",
+        "mean milliseconds per sampler phase",
+        examples=("sampler_perf/mean_env_wait_ms", "sampler_perf/mean_inference_ms"),
+    ),
+    ResultKey(
+        "perf/<resource>",
+        "number",
+        "CPU and memory use (with log_sys_usage)",
+        examples=("perf/cpu_util_percent", "perf/ram_util_percent"),
+    ),
+)
+
+EVALUATION_PREFIX = "evaluation/"
+
+#: The whole description: every key a training result can hold.
+RESULT_KEYS: tuple[ResultKey, ...] = (
+    *TRAINING_KEYS,
+    *EPISODE_KEYS,
+    *(k.under(EVALUATION_PREFIX) for k in (*EPISODE_KEYS, *EVALUATION_ONLY_KEYS)),
+)
+
+
+def describe(key: str) -> ResultKey | None:
+    """The entry of ``key`` (a fixed key before a pattern), or None when no result has it."""
+    for entry in RESULT_KEYS:
+        if not entry.dynamic and entry.pattern == key:
+            return entry
+    for entry in RESULT_KEYS:
+        if entry.dynamic and entry.matches(key):
+            return entry
+    return None
+
+
+def known_names() -> list[str]:
+    """Concrete keys: the fixed ones and the usual members of each pattern."""
+    names: list[str] = []
+    for entry in RESULT_KEYS:
+        names.extend(entry.examples if entry.dynamic else (entry.pattern,))
+    return names

@@ -1,0 +1,179 @@
+"""Stop criteria of ``rlconf train``: ``{result key: number}``, met once any key's value in a
+result reaches its number.
+
+A key is checked twice. At start, against the static description of the result
+(``rlconf.result_keys``): an unknown key, or one that is not a number, is refused with a
+did-you-mean. Keys whose names depend on the run (a custom metric, a policy id, a learner
+statistic, a key added by the callbacks' ``on_train_result`` or by a custom evaluation function)
+are then looked for in the first result that can hold them; one that is missing there stops the
+run with an error naming the keys the result does have, so no criterion is silently never met.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.errors import ConfigError, FieldIssue
+from rlconf.result_keys import EVALUATION_PREFIX, KIND_NAMES, ResultKey, describe, known_names
+from rlconf.unknown_keys import did_you_mean
+
+_ALLOWED = (
+    "a numeric result key, nested keys joined with '/': episode_reward_mean, timesteps_total, "
+    "training_iteration, time_total_s, evaluation/episode_reward_mean, "
+    "custom_metrics/<metric>_mean, info/learner/<policy id>/learner_stats/<stat>, ... "
+    "(`rlconf result-keys` lists them all)"
+)
+_MAX_LISTED = 12
+
+
+def lookup(result: Mapping[str, Any], key: str) -> Any:
+    """``result["a"]["b"]`` for ``key="a/b"``; None when a part is missing."""
+    value: Any = result
+    for part in key.split("/"):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value)
+
+
+def callbacks_add_result_keys(config: AlgorithmConfig) -> bool:
+    """Whether the config's callbacks class overrides ``on_train_result`` (which may add any
+    key to the result). Walks the class's bases by name, so the runtime is not imported."""
+    for klass in getattr(config["callbacks"], "__mro__", ()):
+        if klass.__name__ == "DefaultCallbacks" and klass.__module__ == "runtime.callbacks":
+            return False
+        if "on_train_result" in vars(klass):
+            return True
+    return False
+
+
+def _custom_evaluation(key: str, config: AlgorithmConfig | None) -> bool:
+    return (
+        config is not None
+        and key.startswith(EVALUATION_PREFIX)
+        and config["custom_eval_function"] is not None
+    )
+
+
+def stop_issues(
+    stop: Mapping[Any, Any], prefix: str, config: AlgorithmConfig | None
+) -> list[FieldIssue]:
+    """Every problem of ``stop``; ``config`` (None when it is invalid itself) tells which
+    evaluation runs and whether callbacks or a custom evaluation function add keys."""
+    issues: list[FieldIssue] = []
+    open_ended = config is not None and callbacks_add_result_keys(config)
+    for raw_key, value in stop.items():
+        key = str(raw_key)
+        name = f"{prefix}{key}"
+        if not _is_number(value):
+            issues.append(
+                FieldIssue(
+                    name, "must be a number (training stops once the result reaches it)", value
+                )
+            )
+        entry = describe(key)
+        if entry is None and not (open_ended or _custom_evaluation(key, config)):
+            hint = did_you_mean(key, known_names())
+            issues.append(
+                FieldIssue(
+                    name,
+                    "is not a result key" + (f" ({hint})" if hint else ""),
+                    has_value=False,
+                    allowed=_ALLOWED,
+                )
+            )
+        elif entry is not None and entry.kind != "number":
+            issues.append(
+                FieldIssue(
+                    name,
+                    f"is {KIND_NAMES[entry.kind]}, not a number, so it can't be compared with a "
+                    "stop value",
+                    has_value=False,
+                    allowed=_ALLOWED,
+                )
+            )
+        if (
+            key.startswith(EVALUATION_PREFIX)
+            and config is not None
+            and not config["evaluation_interval"]
+        ):
+            issues.append(
+                FieldIssue(
+                    name,
+                    "is an evaluation result, but no evaluation runs "
+                    f"(evaluation_interval={config['evaluation_interval']!r})",
+                    has_value=False,
+                    allowed="set evaluation_interval to evaluate every N iterations",
+                )
+            )
+    return issues
+
+
+class StopCriteria:
+    """Decides, result by result, whether training is done."""
+
+    def __init__(self, stop: Mapping[str, float], config: AlgorithmConfig, where: str) -> None:
+        self.stop = dict(stop)
+        self.where = where
+        #: Keys whose presence only the results can tell, with their description (if any).
+        self._unconfirmed: dict[str, ResultKey | None] = {}
+        for key in self.stop:
+            entry = describe(key)
+            if _custom_evaluation(key, config):
+                # The function decides what its metrics hold: look for the key as given.
+                self._unconfirmed[key] = None
+            elif entry is None or entry.dynamic:
+                self._unconfirmed[key] = entry
+
+    def reached(self, result: Mapping[str, Any]) -> bool:
+        """Whether any key of ``result`` has reached its stop value."""
+        self._confirm(result)
+        for key, threshold in self.stop.items():
+            value = lookup(result, key)
+            if _is_number(value) and value >= threshold:
+                return True
+        return False
+
+    def _confirm(self, result: Mapping[str, Any]) -> None:
+        missing: list[FieldIssue] = []
+        for key, entry in list(self._unconfirmed.items()):
+            scope: Any = result
+            if key.startswith(EVALUATION_PREFIX):
+                scope = result.get("evaluation")
+                if not isinstance(scope, Mapping):
+                    continue  # no evaluation in this iteration
+            if (
+                entry is not None
+                and entry.needs_episodes
+                and not lookup(scope, "hist_stats/episode_reward")
+            ):
+                continue  # no episode has finished yet
+            if lookup(result, key) is None:
+                missing.append(self._missing(key, result))
+            del self._unconfirmed[key]
+        if missing:
+            raise ConfigError(self.where, missing)
+
+    def _missing(self, key: str, result: Mapping[str, Any]) -> FieldIssue:
+        from runtime.result_logger import flatten  # the run is going: the runtime is loaded
+
+        present = [k for k, _ in flatten(result) if k != "config"]
+        hint = did_you_mean(key, present)
+        parent = key.rsplit("/", 1)[0] + "/" if "/" in key else ""
+        siblings = [k for k in present if k.startswith(parent) and "/" not in k[len(parent) :]]
+        more = ", ..." if len(siblings) > _MAX_LISTED else ""
+        listed = ", ".join(siblings[:_MAX_LISTED]) + more
+        return FieldIssue(
+            f"stop.{key}",
+            f"is not in the result of iteration {result.get('training_iteration')}"
+            + (f" ({hint})" if hint else ""),
+            has_value=False,
+            allowed=listed or f"{parent.rstrip('/')} holds no keys",
+        )
