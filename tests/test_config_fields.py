@@ -91,7 +91,8 @@ def test_reference_defaults() -> None:
         "num_cpus_for_driver": 1,
         "placement_strategy": "PACK",
         "input": "sampler",
-        "input_evaluation": ["is", "wis"],
+        # the reference's ['is', 'wis'] only acts on offline input; rlconf has no estimators
+        "input_evaluation": [],
         "metrics_num_episodes_for_smoothing": 100,
         "log_level": "WARN",
         "normalize_actions": True,

@@ -50,13 +50,11 @@ def test_python_runs_write_the_same_results_directory(tmp_path: Path) -> None:
 
 
 def test_params_json_is_valid_even_with_a_lambda_in_the_config(tmp_path: Path) -> None:
-    config = _config(tmp_path).multi_agent(
-        policy_mapping_fn=lambda agent_id, *a, **k: "default_policy"
-    )
+    config = _config(tmp_path).evaluation(custom_eval_function=lambda algorithm, workers: {})
     algo = config.build()
     algo.stop()
     params = json.loads((Path(algo.logdir) / "params.json").read_text())
-    assert "lambda" in params["multiagent"]["policy_mapping_fn"]
+    assert "lambda" in params["custom_eval_function"]
 
 
 def test_flatten_joins_nested_keys_with_slashes() -> None:

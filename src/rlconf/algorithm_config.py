@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy as _copy
 import json
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Literal, Self
 
@@ -14,6 +15,7 @@ from rlconf.errors import ConfigError, FieldIssue, short_repr
 from rlconf.field_validation import validate_section
 from rlconf.fluent import NOT_SET, NotSet, fluent
 from rlconf.frozen import FrozenDict, freeze, thaw
+from rlconf.inert_keys import INERT_KEYS, inert_settings
 from rlconf.policy_spec import PolicySpec
 from rlconf.section import Section, key_of, pyname_of
 from rlconf.sections.callbacks import CALLBACKS, CallbacksArgs
@@ -60,11 +62,16 @@ class AlgorithmConfig:
 
     Each method sets one section (``.training(lr=...)``, ``.rollouts(num_workers=...)``) and
     returns the config; a bad value raises :class:`ConfigError` at that call. Values read as
-    attributes (``config.lr``) or items (``config["lr"]``); ``to_dict()`` gives the reference's
-    flat dict.
+    attributes (``config.lr``) or items (``config["lr"]``), and are set the same two ways
+    (``config["lambda"] = 0.9`` is validated like ``.training(lambda_=0.9)``); ``to_dict()``
+    gives the reference's flat dict.
+
+    Reference keys that rlconf accepts only at their "off" value (``eager_tracing: False``,
+    see ``rlconf.inert_keys``) are kept apart from the fields: ``to_dict()`` gives them back,
+    and building the algorithm names them in a warning.
     """
 
-    __slots__ = ("_frozen", "_values")
+    __slots__ = ("_frozen", "_inert", "_values")
 
     algo_name: ClassVar[str | None] = None
     _sections: ClassVar[dict[str, Section]] = {
@@ -91,6 +98,7 @@ class AlgorithmConfig:
 
     def __init__(self) -> None:
         object.__setattr__(self, "_values", dict(self._info().defaults))
+        object.__setattr__(self, "_inert", {})
         object.__setattr__(self, "_frozen", False)
 
     # ----------------------------------------------------------------- class information
@@ -191,8 +199,13 @@ class AlgorithmConfig:
         validated, issues = self._validate_for_section(section, kwargs, where, "")
         if issues:
             raise ConfigError(where, issues)
-        self._values.update(validated)
+        self._store(validated)
         return self
+
+    def _store(self, validated: Mapping[str, Any]) -> None:
+        """Keep validated values (by config key): fields, and given inert reference keys."""
+        for key, value in validated.items():
+            (self._inert if key in INERT_KEYS else self._values)[key] = value
 
     def _check_unfrozen(self, where: str) -> None:
         if self._frozen:
@@ -211,14 +224,28 @@ class AlgorithmConfig:
     ) -> tuple[dict[str, Any], list[FieldIssue]]:
         """Validate keyword arguments of one fluent method; results by config key."""
         known: dict[str, Any] = {}
+        inert: dict[str, Any] = {}
         issues: list[FieldIssue] = []
         names = set(section.names)
         for pyname, value in given.items():
             if pyname in names:
                 known[pyname] = value
+            elif pyname in INERT_KEYS and INERT_KEYS[pyname].method == section.method:
+                inert.update(self._check_inert(pyname, value, prefix, issues))
             else:
                 issues.append(self._unknown_key_issue(prefix + pyname, pyname, section))
-        return self._finish(section, known, issues, prefix, self._values)
+        validated, issues = self._finish(section, known, issues, prefix, self._values)
+        validated.update(inert)
+        return validated, issues
+
+    @staticmethod
+    def _check_inert(key: str, value: Any, prefix: str, issues: list[FieldIssue]) -> dict[str, Any]:
+        """``{key: value}`` when ``value`` is one the inert key accepts; else an issue."""
+        inert = INERT_KEYS[key]
+        if inert.accepts(value):
+            return {key: freeze(value)}
+        issues.append(FieldIssue(prefix + key, inert.problem, value, allowed=inert.allowed))
+        return {}
 
     @classmethod
     def _finish(
@@ -274,6 +301,15 @@ class AlgorithmConfig:
             )
         if key in DROPPED_KEYS:
             return FieldIssue(label, f"not supported: {DROPPED_KEYS[key]}", has_value=False)
+        inert = INERT_KEYS.get(key)
+        if inert is not None:
+            takes = f"{name}.{inert.method}()" if inert.method else "dict input (from_dict)"
+            return FieldIssue(
+                label,
+                f"is accepted by {takes} only, as {inert.values}, which has no effect "
+                f"({inert.why})",
+                has_value=False,
+            )
         from rlconf.registry import config_class_with_field
 
         other = config_class_with_field(key)
@@ -310,6 +346,7 @@ class AlgorithmConfig:
         info = cls._info()
         groups: dict[str, dict[str, Any]] = {}
         issues: list[FieldIssue] = []
+        result_inert: dict[str, Any] = {}
         if not isinstance(data, Mapping):
             return {}, [
                 FieldIssue(
@@ -340,6 +377,9 @@ class AlgorithmConfig:
                 continue
             full_key = key_of(key)
             section = info.section_of_key.get(full_key)
+            if section is None and full_key in INERT_KEYS:
+                result_inert.update(cls._check_inert(full_key, value, prefix, issues))
+                continue
             if section is None or (full_key == "evaluation_config" and not allow_evaluation_config):
                 issue = cls._unknown_key_issue(prefix + key, key)
                 if section is not None:
@@ -354,6 +394,7 @@ class AlgorithmConfig:
             validated, more = cls._finish(cls._sections[method], given, [], prefix, current)
             result.update(validated)
             issues.extend(more)
+        result.update(result_inert)
         return result, issues
 
     @classmethod
@@ -382,7 +423,7 @@ class AlgorithmConfig:
         validated, issues = self._route(config_dict, "", self._values)
         if issues:
             raise ConfigError(where, issues)
-        self._values.update(validated)
+        self._store(validated)
         return self
 
     @classmethod
@@ -392,7 +433,7 @@ class AlgorithmConfig:
         validated, issues = cls._route(config_dict, "", config._values)
         if issues:
             raise ConfigError(f"{cls.__name__}.from_dict()", issues)
-        config._values.update(validated)
+        config._store(validated)
         return config
 
     # ------------------------------------------------------------------------- reading
@@ -405,6 +446,9 @@ class AlgorithmConfig:
         key = key_of(name)
         if key in values:
             return values[key]
+        inert = object.__getattribute__(self, "_inert")
+        if key in inert:
+            return inert[key]
         hint = did_you_mean(name, [pyname_of(k) for k in values])
         raise AttributeError(
             f"{type(self).__name__} has no field {name!r}" + (f"; {hint}" if hint else "")
@@ -414,17 +458,19 @@ class AlgorithmConfig:
         if name in AlgorithmConfig.__slots__:
             object.__setattr__(self, name, value)
             return
-        where = f"{type(self).__name__}.{name} = ..."
+        self._assign(name, value, f"{type(self).__name__}.{name} = ...")
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._assign(key, value, f"{type(self).__name__}[{key!r}] = ...")
+
+    def _assign(self, key: str, value: Any, where: str) -> None:
+        """One key of the flat dict (``"multiagent"`` takes a partial dict), validated as
+        ``update_from_dict`` validates it."""
         self._check_unfrozen(where)
-        section = self._info().section_of_key.get(key_of(name))
-        if section is None:
-            raise ConfigError(where, [self._unknown_key_issue(name, name)])
-        validated, issues = self._validate_for_section(
-            section, {pyname_of(key_of(name)): value}, where, ""
-        )
+        validated, issues = self._route({key: value}, "", self._values)
         if issues:
             raise ConfigError(where, issues)
-        self._values.update(validated)
+        self._store(validated)
 
     def __getitem__(self, key: str) -> Any:
         nested = self._info().nested.get(key)
@@ -432,6 +478,8 @@ class AlgorithmConfig:
             return FrozenDict({key_of(n): self._values[key_of(n)] for n in nested.ordered_names})
         if key in self._values:
             return self._values[key]
+        if key in self._inert:
+            return self._inert[key]
         hint = did_you_mean(key, list(self._values))
         raise KeyError(f"{type(self).__name__} has no key {key!r}" + (f"; {hint}" if hint else ""))
 
@@ -446,7 +494,7 @@ class AlgorithmConfig:
         return str(self._values["framework"])
 
     def __contains__(self, key: object) -> bool:
-        return key in self._values or key in self._info().nested
+        return key in self._values or key in self._info().nested or key in self._inert
 
     def get(self, key: str, default: Any = None) -> Any:
         try:
@@ -464,18 +512,19 @@ class AlgorithmConfig:
         if type(other) is not type(self):
             return NotImplemented
         assert isinstance(other, AlgorithmConfig)
-        return bool(self._values == other._values)
+        return bool(self._values == other._values and self._inert == other._inert)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         defaults = self._info().defaults
-        changed = ", ".join(
+        changed = [
             f"{pyname_of(k)}={short_repr(v)}"
             for k, v in self._values.items()
             if not _same(v, defaults[k])
-        )
-        return f"{type(self).__name__}({changed})"
+        ]
+        changed += [f"{k}={short_repr(v)}" for k, v in self._inert.items()]
+        return f"{type(self).__name__}({', '.join(changed)})"
 
     def to_dict(self) -> dict[str, Any]:
         """The reference's flat config dict (multi-agent keys under ``"multiagent"``).
@@ -491,7 +540,14 @@ class AlgorithmConfig:
             for pyname in section.ordered_names:
                 key = key_of(pyname)
                 target[key] = thaw(self._values[key])
+        for key, value in self._inert.items():
+            out[key] = thaw(value)
         return out
+
+    def inert_settings(self) -> dict[str, Any]:
+        """The reference keys given at their "off" value, which have no effect in rlconf, by
+        path: ``{"eager_tracing": False, "model.use_lstm": False}``."""
+        return inert_settings(thaw(self._inert), thaw(self._values["model"]))
 
     # --------------------------------------------------------------- JSON and schema
 
@@ -535,7 +591,13 @@ class AlgorithmConfig:
         """JSON Schema (draft 2020-12) of this class's flat dict / JSON form."""
         from rlconf.schema import config_json_schema
 
-        return config_json_schema(cls)
+        schema = config_json_schema(cls)
+        for key, inert in INERT_KEYS.items():
+            schema["properties"][key] = {
+                "enum": list(inert.accepted),
+                "description": inert.description,
+            }
+        return schema
 
     # ----------------------------------------------------------- validation lifecycle
 
@@ -555,7 +617,8 @@ class AlgorithmConfig:
         v = self._plain
         issues: list[FieldIssue] = []
         train, fragment = v("train_batch_size"), v("rollout_fragment_length")
-        if NOT_SET not in (train, fragment) and train < fragment:
+        # "auto" is never longer than train_batch_size.
+        if NOT_SET not in (train, fragment) and fragment != "auto" and train < fragment:
             issues.append(
                 FieldIssue(
                     "train_batch_size",
@@ -638,6 +701,26 @@ class AlgorithmConfig:
             )
         return issues
 
+    def get_rollout_fragment_length(self) -> int:
+        """Steps per sub-env in each ``sample()`` fragment: ``rollout_fragment_length``, or for
+        ``"auto"`` ``ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker)``, so
+        that one round of fragments from every worker fills a train batch."""
+        fragment = self["rollout_fragment_length"]
+        if fragment != "auto":
+            return int(fragment)
+        sizes = {k: self[k] for k in ("train_batch_size", "num_workers", "num_envs_per_worker")}
+        spaces = [k for k, value in sizes.items() if search_space.is_search_space(value)]
+        if spaces:
+            raise ConfigError.single(
+                f"{type(self).__name__}.get_rollout_fragment_length()",
+                "rollout_fragment_length",
+                f"'auto' can't be resolved while {', '.join(spaces)} is a search space",
+                value=fragment,
+                has_value=True,
+            )
+        per_round = max(1, int(sizes["num_workers"])) * int(sizes["num_envs_per_worker"])
+        return math.ceil(int(sizes["train_batch_size"]) / per_round)
+
     def freeze(self) -> Self:
         """Validate, then refuse every later change (nested values were read-only already)."""
         self.validate()
@@ -669,6 +752,7 @@ class AlgorithmConfig:
         """An unfrozen deep copy."""
         clone = type(self).__new__(type(self))
         object.__setattr__(clone, "_values", {k: _copy_value(v) for k, v in self._values.items()})
+        object.__setattr__(clone, "_inert", dict(self._inert))
         object.__setattr__(clone, "_frozen", False)
         return clone
 
@@ -679,12 +763,18 @@ class AlgorithmConfig:
         return self.copy()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self._values, self._frozen))
+        return (_rebuild, (type(self), self._values, self._frozen, self._inert))
 
 
-def _rebuild(cls: type[AlgorithmConfig], values: dict[str, Any], frozen: bool) -> AlgorithmConfig:
+def _rebuild(
+    cls: type[AlgorithmConfig],
+    values: dict[str, Any],
+    frozen: bool,
+    inert: dict[str, Any] | None = None,
+) -> AlgorithmConfig:
     config = cls.__new__(cls)
     object.__setattr__(config, "_values", dict(values))
+    object.__setattr__(config, "_inert", dict(inert or {}))
     object.__setattr__(config, "_frozen", frozen)
     return config
 

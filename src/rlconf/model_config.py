@@ -8,6 +8,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from rlconf.field_types import ClassValue, JsonDict, ListOf, NonNegInt
+from rlconf.inert_keys import INERT_MODEL_KEYS as _INERT
 
 Activation = Literal["tanh", "relu", "swish", "silu", "elu", "linear"]
 
@@ -29,7 +30,11 @@ class ModelConfigDict(TypedDict, total=False):
         Field(description="Layer sizes after the conv stack (or the MLP)."),
     ]
     post_fcnet_activation: Annotated[
-        Activation, Field(description="Activation of the post_fcnet layers.")
+        Activation,
+        Field(
+            description="Activation of the post_fcnet layers after a conv stack (the MLP of "
+            "flat observations uses fcnet_activation for all its layers, as the reference does)."
+        ),
     ]
     free_log_std: Annotated[
         bool, Field(description="Learn the Gaussian log-std as free parameters, not outputs.")
@@ -52,8 +57,22 @@ class ModelConfigDict(TypedDict, total=False):
         Field(description="Name of a registered action distribution, or its class."),
     ]
     max_seq_len: Annotated[
-        NonNegInt, Field(description="Longest sequence a custom recurrent model is fed.")
+        NonNegInt,
+        Field(
+            description="Longest sequence fed to a recurrent model; recurrent models are not "
+            "supported, so any value but the default 20 is refused at build."
+        ),
     ]
+    # The reference's off switches: accepted at their "off" value only, with no effect.
+    use_lstm: Annotated[bool, _INERT["use_lstm"]]
+    lstm_use_prev_action: Annotated[bool, _INERT["lstm_use_prev_action"]]
+    lstm_use_prev_reward: Annotated[bool, _INERT["lstm_use_prev_reward"]]
+    _time_major: Annotated[bool, _INERT["_time_major"]]
+    use_attention: Annotated[bool, _INERT["use_attention"]]
+    _disable_preprocessor_api: Annotated[bool, _INERT["_disable_preprocessor_api"]]
+    _disable_action_flattening: Annotated[bool, _INERT["_disable_action_flattening"]]
+    _use_default_native_models: Annotated[bool, _INERT["_use_default_native_models"]]
+    custom_preprocessor: Annotated[None, _INERT["custom_preprocessor"]]
 
 
 MODEL_DEFAULTS: dict[str, Any] = {

@@ -6,18 +6,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-_TF_ONLY = "a TensorFlow-only setting; rlconf runs on torch"
 _NOT_IN_RUNTIME = "an RLlib model option that rlconf's runtime does not support"
 
-#: Keys of the reference's COMMON_CONFIG that have no meaning in rlconf, and why.
+#: Keys of the reference's COMMON_CONFIG that have no meaning in rlconf, and why (the
+#: TensorFlow-only and RLlib 2.x switches that are accepted at their "off" value are in
+#: ``rlconf.inert_keys``).
 DROPPED_KEYS: dict[str, str] = {
-    "tf_session_args": _TF_ONLY,
-    "local_tf_session_args": _TF_ONLY,
-    "eager_tracing": _TF_ONLY,
-    "eager_max_retraces": _TF_ONLY,
-    "_tf_policy_handles_more_than_one_loss": _TF_ONLY,
     "sample_collector": "rlconf's runtime has a single, built-in sample collector",
-    "_disable_execution_plan_api": "rlconf's runtime always runs training_iteration()",
     "simple_optimizer": "deprecated in the reference; the runtime needs no such switch",
     "evaluation_num_episodes": "deprecated: use evaluation_duration with "
     "evaluation_duration_unit='episodes'",
@@ -28,17 +23,13 @@ DROPPED_KEYS: dict[str, str] = {
     "monitor": "deprecated: use record_env",
 }
 
-#: Keys of the reference's model dict that rlconf's model catalog does not build.
+#: Keys of the reference's model dict that rlconf's model catalog does not build (the off
+#: switches among them, such as ``use_lstm: False``, are accepted: ``rlconf.inert_keys``).
 DROPPED_MODEL_KEYS: dict[str, str] = {
     key: _NOT_IN_RUNTIME
     for key in (
-        "use_lstm",
         "lstm_cell_size",
-        "lstm_use_prev_action",
-        "lstm_use_prev_reward",
         "lstm_use_prev_action_reward",
-        "_time_major",
-        "use_attention",
         "attention_num_transformer_units",
         "attention_dim",
         "attention_num_heads",
@@ -53,10 +44,6 @@ DROPPED_MODEL_KEYS: dict[str, str] = {
         "dim",
         "grayscale",
         "zero_mean",
-        "custom_preprocessor",
-        "_use_default_native_models",
-        "_disable_preprocessor_api",
-        "_disable_action_flattening",
     )
 }
 

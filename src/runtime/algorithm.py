@@ -19,8 +19,8 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
 from rlconf.registry import get_algorithm_class
 from runtime import checkpoints
-from runtime.batch_files import BatchReader, input_files
 from runtime.callbacks import DefaultCallbacks
+from runtime.driver_environment import set_driver_environs
 from runtime.env_registry import EnvCreator, env_creator_for
 from runtime.env_runner import action_processor
 from runtime.episode import EpisodeMetrics
@@ -35,6 +35,7 @@ from runtime.evaluation import (
 )
 from runtime.evaluation_config import evaluation_config, evaluation_configured
 from runtime.metrics import EpisodeHistory, summarize_episodes
+from runtime.offline_input import input_reader
 from runtime.placement import Placement, local_cluster_cpus
 from runtime.policy import TorchPolicy
 from runtime.ray_session import ensure_ray
@@ -81,6 +82,7 @@ class Algorithm(Trainable):
             tune_keys = {k: config.pop(k) for k in _TUNE_KEYS if k in config}
         self._algo_config = self._resolve_config(config, env)
         refuse_unsupported(self._algo_config, type(self).__name__)
+        set_driver_environs(self._algo_config)
         super().__init__(config=tune_keys, **kwargs)
 
     @classmethod
@@ -215,9 +217,7 @@ class Algorithm(Trainable):
             ),
         )
         self.workers.on_recreated = self._workers_recreated
-        self._reader = (
-            BatchReader(input_files(config["input"])) if config["input"] != "sampler" else None
-        )
+        self._reader = input_reader(config, self.workers.local_worker().action_space)
         self.workers.sync_weights()
         self.evaluation_workers: WorkerSet | None = None
         self.evaluation_metrics: dict[str, Any] = {}

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from rlconf.algorithm_config import AlgorithmConfig
 from runtime.episode import EpisodeMetrics
 from runtime.evaluation_runner import split_evenly
 from runtime.metrics import summarize_episodes
@@ -31,14 +32,16 @@ def finished_future() -> Future[Any]:
     return future
 
 
-def duration_fn_for(config: Any, num_workers: int, train_future: Future[Any]) -> DurationFn:
+def duration_fn_for(
+    config: AlgorithmConfig, num_workers: int, train_future: Future[Any]
+) -> DurationFn:
     """Units left to run, given the units done so far in this evaluation."""
     duration = config["evaluation_duration"]
     if duration != "auto":
         return lambda done: int(duration) - done
     per_worker = 1
     if config["evaluation_duration_unit"] == "timesteps":
-        per_worker = int(config["rollout_fragment_length"]) * int(config["num_envs_per_worker"])
+        per_worker = config.get_rollout_fragment_length() * int(config["num_envs_per_worker"])
     per_round = max(1, num_workers) * per_worker
 
     def auto(done: int) -> int:

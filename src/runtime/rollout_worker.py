@@ -102,6 +102,8 @@ class RolloutWorker:
         )
         self.policy_map: dict[str, TorchPolicy] = {DEFAULT_POLICY_ID: policy}
         self.runner: EnvRunner | None = None
+        #: With ``fake_sampler``: the first batch, returned by every later sample() call.
+        self._fake_batch: SampleBatch | None = None
         if self.envs:
             runner_class = EvaluationRunner if config["in_evaluation"] else EnvRunner
             self.runner = runner_class(
@@ -140,9 +142,13 @@ class RolloutWorker:
                 f"worker {self.worker_index} has no env to sample from (the local worker gets "
                 "one when num_workers=0 or create_env_on_driver=True)"
             )
+        if self._fake_batch is not None:
+            return self._fake_batch
         batch = self.runner.sample()
         if self.writer is not None:
             self.writer.write(batch)
+        if self.config["fake_sampler"]:
+            self._fake_batch = batch
         return batch
 
     def sample_with_count(self) -> tuple[SampleBatch, int]:

@@ -1,29 +1,104 @@
-"""Settings the runtime does not carry out, refused when an algorithm is built (with the
-reason) rather than silently ignored."""
+"""Settings the runtime does not carry out: refused when an algorithm is built (with the reason)
+rather than silently ignored; and the inert reference keys a config was given, named in a
+warning.
+
+``REFUSED`` is the one table of such settings: key (``"model.x"`` and ``"multiagent.x"`` for
+nested ones) -> the value the runtime behaves as, and why no other value is carried out.
+``NO_EFFECT`` lists the few keys that no value of changes anything, and why.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError, FieldIssue
 
-#: key -> (the one value the runtime supports, why)
-_FIXED: dict[str, tuple[Any, str]] = {
+logger = logging.getLogger(__name__)
+
+_MULTI_AGENT = "multi-agent training is not available yet; the runtime trains one policy, "
+_MULTI_AGENT += "'default_policy'"
+_NO_OFFLINE_EXTRAS = "input batches are read in file order by rlconf's own reader"
+
+#: key -> (the value the runtime behaves as, why no other value is carried out)
+REFUSED: dict[str, tuple[Any, str]] = {
     "sample_async": (False, "asynchronous sampling is not available; sampling is synchronous"),
     "remote_worker_envs": (False, "sub-envs run in the worker process; use num_workers"),
+    "remote_env_batch_wait_ms": (0, "it only matters with remote_worker_envs (not available)"),
     "postprocess_inputs": (
         False,
         "input batches are trained on as written (output writes them postprocessed)",
     ),
+    "render_env": (False, "rendering is not available; render in a callback or an env wrapper"),
+    "record_env": (
+        False,
+        "video recording is not available; wrap the env with gymnasium.wrappers.RecordVideo "
+        "in the env creator",
+    ),
+    "preprocessor_pref": (
+        "deepmind",
+        "observations always go through rlconf's own preprocessor (flattened, one-hot; images "
+        "stay images for conv models)",
+    ),
+    "compress_observations": (
+        False,
+        "sample batches are not compressed in memory (output_compress_columns compresses "
+        "output files)",
+    ),
+    "_disable_preprocessor_api": (False, "observations are always preprocessed"),
+    "_disable_action_flattening": (
+        False,
+        "the runtime's action spaces are flat (Box, Discrete, MultiDiscrete)",
+    ),
+    "shuffle_buffer_size": (0, f"no shuffle buffer: {_NO_OFFLINE_EXTRAS}"),
+    "input_config": ({}, f"custom input readers are not available: {_NO_OFFLINE_EXTRAS}"),
+    "input_evaluation": (
+        [],
+        "off-policy estimators ('is', 'wis', 'simulation') are not available",
+    ),
+    "shuffle_sequences": (True, "PPO's minibatches are always shuffled"),
+    "model.max_seq_len": (20, "recurrent models are not supported"),
+    "multiagent.policies": ({}, _MULTI_AGENT),
+    "multiagent.policy_map_capacity": (100, _MULTI_AGENT),
+    "multiagent.policy_map_cache": (None, _MULTI_AGENT),
+    "multiagent.policy_mapping_fn": (None, _MULTI_AGENT),
+    "multiagent.policies_to_train": (None, _MULTI_AGENT),
+    "multiagent.observation_fn": (None, _MULTI_AGENT),
+    "multiagent.replay_mode": ("independent", _MULTI_AGENT),
+    "multiagent.count_steps_by": ("env_steps", _MULTI_AGENT),
+}
+
+#: key -> why no value of it changes what the runtime does (each field's description says so).
+NO_EFFECT: dict[str, str] = {
+    "framework": "'torch', the only accepted value, is what the runtime always uses",
+    "metrics_episode_collection_timeout_s": (
+        "episode metrics come back with each sample() call, never waited for"
+    ),
 }
 
 
+def value_at(config: AlgorithmConfig, path: str) -> Any:
+    """The value of ``"key"`` or of a nested ``"model.key"`` / ``"multiagent.key"``."""
+    head, _, rest = path.partition(".")
+    return config[head][rest] if rest else config[head]
+
+
+def _applies(config: AlgorithmConfig, path: str) -> bool:
+    """Whether ``path`` is a setting of this config's class (``shuffle_sequences`` is PPO's)."""
+    head, _, rest = path.partition(".")
+    return head in config and (not rest or rest in config[head])
+
+
 def refuse_unsupported(config: AlgorithmConfig, name: str) -> None:
+    """Raise one ConfigError naming every setting the runtime would not carry out; log the
+    inert reference keys the config was given."""
     issues = [
-        FieldIssue(key, f"is not supported by the runtime: {why}", config[key], True, repr(ok))
-        for key, (ok, why) in _FIXED.items()
-        if config[key] != ok
+        FieldIssue(
+            path, f"is not supported by the runtime: {why}", value_at(config, path), True, repr(ok)
+        )
+        for path, (ok, why) in REFUSED.items()
+        if _applies(config, path) and value_at(config, path) != ok
     ]
     source = config["input"]
     if not (isinstance(source, str) or _is_str_list(source)):
@@ -56,18 +131,15 @@ def refuse_unsupported(config: AlgorithmConfig, name: str) -> None:
                 "None, 'logdir' or a folder",
             )
         )
-    if config["multiagent"]["policies"]:
-        issues.append(
-            FieldIssue(
-                "multiagent.policies",
-                "is not supported by the runtime yet: it trains one policy, 'default_policy'",
-                dict(config["multiagent"]["policies"]),
-                True,
-                "{} (empty)",
-            )
-        )
     if issues:
         raise ConfigError(f"{name}(config=...)", issues)
+    inert = config.inert_settings()
+    if inert:
+        logger.warning(
+            "%s: ignoring reference settings that have no effect in rlconf: %s",
+            name,
+            ", ".join(f"{path}={value!r}" for path, value in inert.items()),
+        )
 
 
 def _is_str_list(value: Any) -> bool:

@@ -92,6 +92,10 @@ class WorkerSet:
             "max_restarts": 0,
             **self._remote_options(index),
         }
+        environs = dict(self.config["extra_python_environs_for_worker"])
+        if environs:
+            # Per actor, so that they also apply on a cluster rlconf did not start (Tune's).
+            options["runtime_env"] = {"env_vars": environs}
         creators = registered_envs()
         env = self.config.get("env")
         creator = creators.get(env) if isinstance(env, str) else None
@@ -231,13 +235,15 @@ class WorkerSet:
             self._local.set_global_vars(global_vars)
 
     def sync_filters(self) -> None:
-        """Merge the remote workers' filter buffers into the local filter, then send the
-        merged state to every remote worker."""
+        """Merge the remote workers' filter buffers into the local filter, then - with
+        ``synchronize_filters`` - send the merged state to every remote worker (without it,
+        each remote worker keeps normalising with its own statistics)."""
         if not self._remote or self._local is None:
             return
         buffers = [b for _, b in self.call_remote(lambda w: w.get_filters(flush_after=True))]
         self._local.merge_filter_buffers(buffers)
-        self.sync_filter_states()
+        if self.config["synchronize_filters"]:
+            self.sync_filter_states()
 
     def sync_filter_states(self, indices: list[int] | None = None) -> None:
         source = self._source()

@@ -24,7 +24,10 @@ from rlconf.sections.training import TRAINING, TrainingArgs
 class A2CTrainingArgs(TrainingArgs, ActorCriticArgs, LRScheduleArgs, GradClipArgs, total=False):
     microbatch_size: Annotated[
         PosInt | None,
-        Field(description="Accumulate gradients over microbatches of this size; None: off."),
+        Field(
+            description="Accumulate gradients over microbatches of this size, one optimizer "
+            "step per train batch; None: one pass over the whole batch."
+        ),
     ]
 
 

@@ -28,7 +28,11 @@ class PPOTrainingArgs(TrainingArgs, ActorCriticArgs, LRScheduleArgs, GradClipArg
     sgd_minibatch_size: Annotated[PosInt, Field(description="Minibatch size of each SGD step.")]
     num_sgd_iter: Annotated[PosInt, Field(description="SGD epochs over each train batch.")]
     shuffle_sequences: Annotated[
-        bool, Field(description="Shuffle the train batch between SGD epochs.")
+        bool,
+        Field(
+            description="Shuffle the train batch between SGD epochs; False is refused at "
+            "build (minibatches are always shuffled)."
+        ),
     ]
     clip_param: Annotated[PosFloat, Field(description="PPO's surrogate clipping range.")]
     vf_clip_param: Annotated[

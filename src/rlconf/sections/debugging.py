@@ -16,9 +16,15 @@ class DebuggingArgs(TypedDict, total=False):
         Literal["DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL"],
         Field(description="Log level of the runtime and its workers."),
     ]
-    log_sys_usage: Annotated[bool, Field(description="Add CPU and memory usage to results.")]
+    log_sys_usage: Annotated[
+        bool, Field(description="Add CPU and memory usage to every result (under 'perf').")
+    ]
     fake_sampler: Annotated[
-        bool, Field(description="Replay the first sampled batch forever (for speed tests).")
+        bool,
+        Field(
+            description="Each rollout worker samples once and returns that batch on every "
+            "later sample() call (to measure learning speed without env cost)."
+        ),
     ]
     seed: Annotated[
         NonNegInt | None, Field(description="Seed for torch, numpy, envs; offset per worker.")

@@ -25,9 +25,20 @@ class EnvironmentArgs(TypedDict, total=False):
         FunctionRef | None,
         Field(description="fn(train_result, task_settable_env, env_context) -> new task."),
     ]
-    render_env: Annotated[bool, Field(description="Render the env on the first sampling worker.")]
+    render_env: Annotated[
+        bool,
+        Field(
+            description="Render the env on the first sampling worker; not available, True is "
+            "refused at build (render in a callback or an env wrapper)."
+        ),
+    ]
     record_env: Annotated[
-        bool | str, Field(description="Record videos: False, True (in the logdir) or a folder.")
+        bool | str,
+        Field(
+            description="Record videos: False, True (in the logdir) or a folder; not "
+            "available, anything but False is refused at build (wrap the env with "
+            "gymnasium.wrappers.RecordVideo in the env creator)."
+        ),
     ]
     clip_rewards: Annotated[
         ClipRewards,

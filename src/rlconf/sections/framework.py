@@ -28,7 +28,10 @@ class FrameworkFields(FrameworkArgs, total=False):
     framework: Annotated[
         Literal["torch"],
         BeforeValidator(_refuse_tensorflow),
-        Field(description="The deep-learning framework; rlconf runs on torch."),
+        Field(
+            description="The deep-learning framework. No effect in rlconf: 'torch', the only "
+            "accepted value, is what the runtime always uses."
+        ),
     ]
 
 

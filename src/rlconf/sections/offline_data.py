@@ -19,19 +19,42 @@ class OfflineDataArgs(TypedDict, total=False):
             "or fn(io_context) -> reader."
         ),
     ]
-    input_config: Annotated[JsonDict, Field(description="Settings for a custom input reader.")]
+    input_config: Annotated[
+        JsonDict,
+        Field(
+            description="Settings for a custom input reader; custom readers are not "
+            "available, so anything but {} is refused at build."
+        ),
+    ]
     actions_in_input_normalized: Annotated[
-        bool, Field(description="Actions in the input files are already normalised.")
+        bool,
+        Field(
+            description="The input files hold actions in the policy's normalised space "
+            "(files written by output with normalize_actions=True do); False: Box actions are "
+            "normalised when read (with normalize_actions=True)."
+        ),
     ]
     input_evaluation: Annotated[
         ListOf[Literal["is", "wis", "simulation"]],
-        Field(description="Off-policy estimators run on offline input."),
+        Field(
+            description="Off-policy estimators run on offline input; none is available, so "
+            "anything but [] is refused at build (the reference's default ['is', 'wis'] only "
+            "acts on offline input)."
+        ),
     ]
     postprocess_inputs: Annotated[
-        bool, Field(description="Run trajectory postprocessing on offline input.")
+        bool,
+        Field(
+            description="Run trajectory postprocessing on offline input; not available, True "
+            "is refused at build."
+        ),
     ]
     shuffle_buffer_size: Annotated[
-        NonNegInt, Field(description="Shuffle input batches through a buffer of this size.")
+        NonNegInt,
+        Field(
+            description="Shuffle input batches through a buffer of this size; input is read "
+            "in file order, so anything but 0 is refused at build."
+        ),
     ]
     output: Annotated[
         str | CallableValue | None,
@@ -53,7 +76,7 @@ OFFLINE_DATA = Section(
         "input_": "sampler",
         "input_config": {},
         "actions_in_input_normalized": False,
-        "input_evaluation": ["is", "wis"],
+        "input_evaluation": [],
         "postprocess_inputs": False,
         "shuffle_buffer_size": 0,
         "output": None,

@@ -12,10 +12,12 @@ from rlconf.section import Section
 
 class PythonEnvironmentArgs(TypedDict, total=False):
     extra_python_environs_for_driver: Annotated[
-        dict[str, str], Field(description="Environment variables set in the driver process.")
+        dict[str, str],
+        Field(description="Environment variables set in the driver process at build."),
     ]
     extra_python_environs_for_worker: Annotated[
-        dict[str, str], Field(description="Environment variables set in every worker process.")
+        dict[str, str],
+        Field(description="Environment variables set in every remote worker process."),
     ]
 
 

@@ -13,7 +13,11 @@ from rlconf.section import Section
 
 class ReportingArgs(TypedDict, total=False):
     metrics_episode_collection_timeout_s: Annotated[
-        NonNegFloat, Field(description="Wait at most this long for workers' episode metrics.")
+        NonNegFloat,
+        Field(
+            description="Wait at most this long for workers' episode metrics. No effect in "
+            "rlconf: episode metrics come back with each sample() call, never waited for."
+        ),
     ]
     metrics_num_episodes_for_smoothing: Annotated[
         PosInt, Field(description="Episode metrics are averaged over this many episodes.")

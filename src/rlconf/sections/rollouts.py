@@ -22,7 +22,11 @@ class RolloutsArgs(TypedDict, total=False):
         bool, Field(description="Also create an env on the driver when num_workers > 0.")
     ]
     rollout_fragment_length: Annotated[
-        PosInt, Field(description="Steps per sub-env in each sample() fragment.")
+        PosInt | Literal["auto"],
+        Field(
+            description="Steps per sub-env in each sample() fragment; 'auto': "
+            "ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker)."
+        ),
     ]
     batch_mode: Annotated[
         Literal["truncate_episodes", "complete_episodes"],
@@ -38,33 +42,67 @@ class RolloutsArgs(TypedDict, total=False):
         bool, Field(description="Do not mark the last step of an episode as done.")
     ]
     remote_worker_envs: Annotated[
-        bool, Field(description="Run each sub-env in its own actor process.")
+        bool,
+        Field(
+            description="Run each sub-env in its own actor process; not available, True is "
+            "refused at build."
+        ),
     ]
     remote_env_batch_wait_ms: Annotated[
-        NonNegFloat, Field(description="How long to wait for remote sub-envs when polling.")
+        NonNegFloat,
+        Field(
+            description="How long to wait for remote sub-envs when polling; only matters with "
+            "remote_worker_envs, so any value but 0 is refused at build."
+        ),
     ]
     preprocessor_pref: Annotated[
         Literal["deepmind", "rllib"] | None,
-        Field(description="Default observation preprocessors; None for none."),
+        Field(
+            description="Observations always go through rlconf's preprocessor (flattened, "
+            "one-hot; images stay images for conv models), which is what 'deepmind' gives for "
+            "non-Atari envs; the DeepMind Atari wrappers are not applied (wrap Atari envs in "
+            "the env creator). 'rllib' and None are refused at build."
+        ),
     ]
     observation_filter: Annotated[
         Literal["NoFilter", "MeanStdFilter"],
         Field(description="Element-wise observation filter."),
     ]
     synchronize_filters: Annotated[
-        bool, Field(description="Merge and broadcast remote filter statistics each iteration.")
+        bool,
+        Field(
+            description="After each iteration send the driver's filter statistics (merged "
+            "from all workers) back to the remote workers; False: each remote worker keeps "
+            "normalising with its own statistics."
+        ),
     ]
     compress_observations: Annotated[
-        bool, Field(description="LZ4-compress observations in sample batches.")
+        bool,
+        Field(
+            description="LZ4-compress observations in sample batches; not available, True is "
+            "refused at build (output_compress_columns compresses output files)."
+        ),
     ]
     sample_async: Annotated[
-        bool, Field(description="Sample in a background thread (slightly off-policy).")
+        bool,
+        Field(
+            description="Sample in a background thread (slightly off-policy); not available, "
+            "True is refused at build."
+        ),
     ]
     _disable_preprocessor_api: Annotated[
-        bool, Field(description="Hand raw observations to the model, without preprocessing.")
+        bool,
+        Field(
+            description="Hand raw observations to the model, without preprocessing; not "
+            "available, True is refused at build."
+        ),
     ]
     _disable_action_flattening: Annotated[
-        bool, Field(description="Keep nested actions as they are instead of flattening them.")
+        bool,
+        Field(
+            description="Keep nested actions as they are; the runtime's action spaces are "
+            "flat (Box, Discrete, MultiDiscrete), True is refused at build."
+        ),
     ]
 
 

@@ -1,7 +1,9 @@
-"""A2C: synchronous advantage actor-critic, one gradient step per train batch."""
+"""A2C: synchronous advantage actor-critic, one gradient step per train batch (accumulated
+over microbatches with ``microbatch_size``)."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -12,6 +14,7 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.a2c import A2CConfig
 from runtime.algorithm import Algorithm
 from runtime.policy import TorchPolicy, _schedule
+from runtime.sample_batch import SampleBatch
 from runtime.sample_batch import SampleBatch as SB
 
 
@@ -49,6 +52,36 @@ class A2CTorchPolicy(TorchPolicy):
             stats["vf_loss"] = vf_loss
         stats["entropy_coeff"] = self.entropy_coeff
         return total, stats
+
+    def learn_on_batch(self, batch: SampleBatch) -> dict[str, Any]:
+        """One optimizer step per train batch; with ``microbatch_size`` its gradient is
+        accumulated over microbatches (the loss is a mean, so each part is weighted by its
+        share of the rows and the sum is the whole batch's gradient)."""
+        micro = self.config.get("microbatch_size")
+        size = len(batch)
+        if micro is None or micro >= size:
+            return super().learn_on_batch(batch)
+        tensors = self.batch_tensors(batch)
+        self.optimizer.zero_grad(set_to_none=True)
+        sums: dict[str, Any] = defaultdict(float)
+        for start in range(0, size, int(micro)):
+            part = {k: v[start : start + int(micro)] for k, v in tensors.items()}
+            share = len(part[SB.OBS]) / size
+            loss, stats = self.loss(part)
+            (loss * share).backward()  # type: ignore[no-untyped-call]
+            for key, value in stats.items():
+                detached = value.detach() if isinstance(value, torch.Tensor) else value
+                sums[key] = sums[key] + share * detached
+        clip = self.config.get("grad_clip")
+        if clip is not None:
+            sums["grad_gnorm"] = torch.nn.utils.clip_grad_norm_(
+                self.model.parameters(), float(clip)
+            )
+        self.optimizer.step()
+        self.num_grad_updates += 1
+        learner = {k: float(v) for k, v in sums.items()}
+        learner.update(cur_lr=self.cur_lr, num_microbatches=-(-size // int(micro)))
+        return {"learner_stats": learner, "num_grad_updates": self.num_grad_updates}
 
 
 class A2C(Algorithm):

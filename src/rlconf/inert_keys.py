@@ -1,0 +1,152 @@
+"""Reference keys that rlconf accepts for compatibility only with a value that asks for nothing.
+
+Config files and code written for the reference (or for RLlib 2.x) often carry TensorFlow-only
+or 2.x-only switches at their "off" value: ``eager_tracing: false``, ``enable_connectors:
+false``, ``model: {use_lstm: false}``. Such a value asks for exactly what rlconf does anyway,
+so it is accepted, kept in the config (``to_dict()`` and JSON give it back) and named in a
+one-line warning when the algorithm is built. Any other value asks for something rlconf cannot
+do and is refused with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import annotated_types
+from pydantic import BeforeValidator, WithJsonSchema
+
+_TF_ONLY = "a TensorFlow-only setting; rlconf runs on torch"
+_NO_RECURRENT = "recurrent models are not supported by rlconf's model catalog"
+_PREPROCESSED = (
+    "observations always go through rlconf's preprocessor (flattened, one-hot; images stay "
+    "images for conv models)"
+)
+
+#: The reference's default ``tf_session_args`` and ``local_tf_session_args``.
+_TF_SESSION_ARGS = {
+    "intra_op_parallelism_threads": 2,
+    "inter_op_parallelism_threads": 2,
+    "gpu_options": {"allow_growth": True},
+    "log_device_placement": False,
+    "device_count": {"CPU": 1},
+    "allow_soft_placement": True,
+}
+_LOCAL_TF_SESSION_ARGS = {"intra_op_parallelism_threads": 8, "inter_op_parallelism_threads": 8}
+
+
+def _same(value: Any, accepted: Any) -> bool:
+    """Equal and of the same kind (``0`` is not ``False``), nested dicts included."""
+    if isinstance(accepted, Mapping):
+        return (
+            isinstance(value, Mapping)
+            and value.keys() == accepted.keys()
+            and all(_same(value[k], accepted[k]) for k in accepted)
+        )
+    return type(value) is type(accepted) and bool(value == accepted)
+
+
+@dataclass(frozen=True)
+class InertKey(annotated_types.GroupedMetadata):
+    """A key accepted with one of ``accepted`` (what rlconf does anyway) and refused otherwise.
+
+    ``method`` is the fluent method that takes it as a keyword (None: dict paths only). As
+    pydantic metadata in a TypedDict it validates a nested key (``model.use_lstm``) the same way.
+    """
+
+    accepted: tuple[Any, ...]
+    why: str
+    method: str | None = None
+
+    def accepts(self, value: Any) -> bool:
+        return any(_same(value, ok) for ok in self.accepted)
+
+    @property
+    def problem(self) -> str:
+        return f"is not supported: {self.why}"
+
+    @property
+    def values(self) -> str:
+        return " or ".join(repr(ok) for ok in self.accepted)
+
+    @property
+    def allowed(self) -> str:
+        return f"{self.values} (accepted for compatibility; it has no effect)"
+
+    @property
+    def description(self) -> str:
+        return (
+            f"Reference compatibility: only {self.values} is accepted, and has no effect "
+            f"({self.why}); other values are refused."
+        )
+
+    def _check(self, value: Any) -> Any:
+        if not self.accepts(value):
+            raise ValueError(self.problem)
+        return value
+
+    def __iter__(self) -> Iterator[Any]:
+        yield BeforeValidator(self._check)
+        yield WithJsonSchema({"enum": list(self.accepted), "description": self.description})
+
+
+#: Top-level keys, by config key.
+INERT_KEYS: dict[str, InertKey] = {
+    "eager_tracing": InertKey((False,), _TF_ONLY, "framework"),
+    "eager_max_retraces": InertKey((20, None), _TF_ONLY, "framework"),
+    "tf_session_args": InertKey((_TF_SESSION_ARGS, {}), _TF_ONLY, "framework"),
+    "local_tf_session_args": InertKey((_LOCAL_TF_SESSION_ARGS, {}), _TF_ONLY, "framework"),
+    "_tf_policy_handles_more_than_one_loss": InertKey((False,), _TF_ONLY, "framework"),
+    "_disable_execution_plan_api": InertKey(
+        (True, False),
+        "rlconf has no execution plans; every algorithm runs its training_iteration()",
+        "training",
+    ),
+    "enable_connectors": InertKey(
+        (False,),
+        "connectors are an RLlib 2.x API; rlconf's rollout workers preprocess, filter and "
+        "clip themselves",
+        "rollouts",
+    ),
+    "_enable_rl_module_api": InertKey(
+        (False,),
+        "RLModules are an RLlib 2.x API; rlconf builds its models from the model dict "
+        "(model.custom_model for your own)",
+        "training",
+    ),
+    "_enable_learner_api": InertKey(
+        (False,),
+        "Learners are an RLlib 2.x API; rlconf's policies learn on the driver",
+        "training",
+    ),
+    "_enable_new_api_stack": InertKey(
+        (False,), "the new API stack (RLlib 2.x) does not exist in rlconf", "training"
+    ),
+}
+
+#: Keys of the ``model`` dict; ``rlconf.model_config`` declares them with this metadata.
+INERT_MODEL_KEYS: dict[str, InertKey] = {
+    "use_lstm": InertKey((False,), _NO_RECURRENT),
+    "lstm_use_prev_action": InertKey((False,), _NO_RECURRENT),
+    "lstm_use_prev_reward": InertKey((False,), _NO_RECURRENT),
+    "_time_major": InertKey((False,), _NO_RECURRENT),
+    "use_attention": InertKey((False,), "attention models are not supported"),
+    "_disable_preprocessor_api": InertKey((False,), _PREPROCESSED),
+    "_disable_action_flattening": InertKey(
+        (False,), "the runtime's action spaces are flat (Box, Discrete, MultiDiscrete)"
+    ),
+    "_use_default_native_models": InertKey(
+        (False,), "rlconf always builds its own torch models from the model dict"
+    ),
+    "custom_preprocessor": InertKey(
+        (None,), "custom preprocessors are not supported; transform observations in an env wrapper"
+    ),
+}
+
+
+def inert_settings(config_inert: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str, Any]:
+    """The inert keys a config was given, by path (``"eager_tracing"``, ``"model.use_lstm"``)."""
+    found = dict(config_inert)
+    found.update({f"model.{k}": v for k, v in model.items() if k in INERT_MODEL_KEYS})
+    return found
