@@ -1,0 +1,519 @@
+"""No setting is accepted and silently ignored: every config key of every registered algorithm
+(top-level, ``model`` and ``multiagent`` keys) is
+
+(a) read by the runtime while it builds, trains, evaluates and saves on the embedded default,
+    or shown to act by a check of its own here (settings of remote workers, images, files); or
+(b) refused at build with the reason when set to anything but the value the runtime behaves as
+    (``runtime.unsupported.REFUSED``); or
+(c) one of the few keys no value of changes anything (``runtime.unsupported.NO_EFFECT``), which
+    their descriptions say; or
+(d) an off switch of the reference, accepted only "off" and named in a warning at build
+    (``rlconf.inert_keys``).
+
+A new key that is none of these fails ``test_every_key_is_read_refused_or_documented``.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import typing
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import ray
+import torch
+
+import runtime.algorithm
+import runtime.ray_session
+import runtime.rollout_worker
+from rlconf import A2CConfig, AlgorithmConfig, ConfigError, PGConfig, PPOConfig
+from rlconf.inert_keys import INERT_MODEL_KEYS
+from rlconf.model_config import ModelConfigDict
+from rlconf.registry import get_config_class, list_algorithms
+from runtime import RolloutWorker
+from runtime.algorithms.a2c import A2CTorchPolicy
+from runtime.algorithms.pg import PGTorchPolicy
+from runtime.batch_files import encode_batch
+from runtime.callbacks import DefaultCallbacks
+from runtime.env_registry import env_creator_for
+from runtime.model_catalog import ModelCatalog
+from runtime.models import TorchModel
+from runtime.preprocessors import get_preprocessor
+from runtime.sample_batch import SampleBatch
+from runtime.unsupported import NO_EFFECT, REFUSED, refuse_unsupported
+from runtime.worker_set import WorkerSet
+
+TESTS = Path(__file__).resolve().parent
+
+
+def every_key(config_class: type[AlgorithmConfig]) -> list[str]:
+    """Top-level keys, ``multiagent.<key>`` and ``model.<key>`` (every key the model dict takes)."""
+    nested = config_class._info().nested["multiagent"]
+    keys = [
+        f"multiagent.{key}" if config_class._info().section_of_key[key] is nested else key
+        for key in config_class.field_names()
+    ]
+    return keys + [f"model.{key}" for key in typing.get_type_hints(ModelConfigDict)]
+
+
+# ------------------------------------------------------------------ (a) what the runtime reads
+
+
+class _Recording(dict[str, Any]):
+    """A nested dict (``model``, ``multiagent``) that records the keys read from it."""
+
+    def __init__(self, values: Any, prefix: str, reads: set[str]) -> None:
+        super().__init__(values)
+        self._prefix, self._reads = prefix, reads
+
+    def __getitem__(self, key: str) -> Any:
+        self._reads.add(self._prefix + key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._reads.add(self._prefix + key)
+        return super().get(key, default)
+
+
+def _record_reads(monkeypatch: pytest.MonkeyPatch, reads: set[str]) -> None:
+    """Record every key read from a config (and from the model dicts the models are given);
+    reads by the build-time gate that refuses unsupported settings don't count."""
+    gate = {"open": False}
+    original_getitem = AlgorithmConfig.__getitem__
+
+    def getitem(self: AlgorithmConfig, key: str) -> Any:
+        value = original_getitem(self, key)
+        if gate["open"]:
+            return value
+        reads.add(key)
+        return _Recording(value, "multiagent.", reads) if key == "multiagent" else value
+
+    def refuse(*args: Any) -> None:
+        gate["open"] = True
+        try:
+            refuse_unsupported(*args)
+        finally:
+            gate["open"] = False
+
+    monkeypatch.setattr(AlgorithmConfig, "__getitem__", getitem)
+    monkeypatch.setattr(runtime.algorithm, "refuse_unsupported", refuse)
+    get_model, get_action_dist = ModelCatalog.get_model, ModelCatalog.get_action_dist
+
+    def model(obs: Any, actions: Any, outputs: int, model_config: Any, name: str = "m") -> Any:
+        return get_model(obs, actions, outputs, _Recording(model_config, "model.", reads), name)
+
+    def action_dist(actions: Any, model_config: Any) -> Any:
+        return get_action_dist(actions, _Recording(model_config, "model.", reads))
+
+    def preprocessor(space: Any, model_config: Any) -> Any:
+        return get_preprocessor(space, _Recording(model_config, "model.", reads))
+
+    monkeypatch.setattr(ModelCatalog, "get_model", staticmethod(model))
+    monkeypatch.setattr(ModelCatalog, "get_action_dist", staticmethod(action_dist))
+    monkeypatch.setattr(runtime.rollout_worker, "get_preprocessor", preprocessor)
+
+
+def _tiny(config_class: type[AlgorithmConfig], tmp_path: Path) -> AlgorithmConfig:
+    config = (
+        config_class()
+        .environment("CartPole-v1")
+        .rollouts(num_workers=0, rollout_fragment_length=10)
+        .training(train_batch_size=20, model={"fcnet_hiddens": [8]})
+        .reporting(min_time_s_per_reporting=0)
+        # every other iteration, so that one train() also reads always_attach_...
+        .evaluation(evaluation_interval=2, evaluation_duration=1)
+        .offline_data(output=str(tmp_path / "output"))
+        .debugging(logger_config={"logdir": str(tmp_path / "results")})
+    )
+    if isinstance(config, PPOConfig):
+        config.training(sgd_minibatch_size=10, num_sgd_iter=1)
+    return config
+
+
+@pytest.fixture(scope="module")
+def reads(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, set[str]]]:
+    """The keys the runtime reads per algorithm: build, two train() (the second evaluates),
+    evaluate(), save()."""
+    found: dict[str, set[str]] = {}
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for name in list_algorithms():
+            found[name] = set()
+            _record_reads(monkeypatch, found[name])
+            tmp_path = tmp_path_factory.mktemp(name)
+            algo = _tiny(get_config_class(name), tmp_path).build()
+            try:
+                algo.train()
+                algo.train()  # evaluates
+                algo.evaluate()
+                algo.save(str(tmp_path / "checkpoint"))
+            finally:
+                algo.stop()
+            monkeypatch.undo()
+    yield found
+
+
+def test_the_recording_sees_reads_but_not_the_build_gate(reads: dict[str, set[str]]) -> None:
+    for keys in reads.values():
+        assert {"lr", "train_batch_size", "model.fcnet_hiddens", "log_sys_usage"} <= keys
+        # read only by the gate that refuses them: the recording would be vacuous otherwise
+        assert not {"sample_async", "render_env", "multiagent.replay_mode"} & keys
+
+
+# ------------------------------------------------------------------ targeted checks
+
+
+class _FakeActorClass:
+    """``ray.remote(RolloutWorker)`` that builds the worker in this process; records the
+    actor options it was started with."""
+
+    started: typing.ClassVar[list[dict[str, Any]]] = []
+
+    def __init__(self, cls: type[RolloutWorker]) -> None:
+        self.cls = cls
+
+    def options(self, **options: Any) -> _FakeActorClass:
+        self.started.append(options)
+        return self
+
+    def remote(self, **kwargs: Any) -> _FakeActor:
+        return _FakeActor(self.cls(**kwargs))
+
+
+class _FakeActor:
+    def __init__(self, worker: RolloutWorker) -> None:
+        self.worker = worker
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.worker, name)
+        return type("RemoteMethod", (), {"remote": staticmethod(method)})
+
+
+@pytest.fixture
+def in_process_actors(monkeypatch: pytest.MonkeyPatch) -> type[_FakeActorClass]:
+    """Remote workers without Ray: actors are local objects, ``ray.get``/``put`` pass through."""
+    _FakeActorClass.started = []
+    monkeypatch.setattr(ray, "remote", _FakeActorClass)
+    monkeypatch.setattr(ray, "get", lambda refs: refs)
+    monkeypatch.setattr(ray, "put", lambda value: value)
+    monkeypatch.setattr(ray, "kill", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runtime.ray_session, "ensure_ray", lambda *args, **kwargs: None)
+    return _FakeActorClass
+
+
+def _worker_set(config: AlgorithmConfig, num_workers: int) -> WorkerSet:
+    config.environment("CartPole-v1").rollouts(num_workers=num_workers, rollout_fragment_length=10)
+    config.training(model={"fcnet_hiddens": [8]}).freeze()
+    return WorkerSet(
+        env_creator=env_creator_for("CartPole-v1"),
+        config=config,
+        policy_class=PGTorchPolicy,
+        num_workers=num_workers,
+    )
+
+
+def check_remote_worker_options(actors: type[_FakeActorClass]) -> None:
+    config = PGConfig().resources(
+        num_cpus_per_worker=0.5, num_gpus_per_worker=0, custom_resources_per_worker={"sim": 2.0}
+    )
+    config.python_environment(extra_python_environs_for_worker={"RLCONF_WORKER_VAR": "on"})
+    _worker_set(config, 1).stop()
+    (options,) = actors.started
+    assert (options["num_cpus"], options["num_gpus"], options["resources"]) == (
+        0.5,
+        0.0,
+        {"sim": 2.0},
+    )
+    assert options["runtime_env"] == {"env_vars": {"RLCONF_WORKER_VAR": "on"}}
+
+
+def check_create_env_on_driver(actors: type[_FakeActorClass]) -> None:
+    without = _worker_set(PGConfig(), 1)
+    with_env = _worker_set(PGConfig().rollouts(create_env_on_driver=True), 1)
+    assert not without.local_worker().envs and len(with_env.local_worker().envs) == 1
+    without.stop()
+    with_env.stop()
+
+
+def check_synchronize_filters(actors: type[_FakeActorClass]) -> None:
+    counts = {}
+    for synchronize in (True, False):
+        config = PGConfig().rollouts(
+            observation_filter="MeanStdFilter", synchronize_filters=synchronize
+        )
+        workers = _worker_set(config, 2)
+        remote = [actor.worker for actor in workers.remote_workers()]
+        remote[0].sample()
+        remote[1].sample()
+        remote[1].sample()
+        workers.sync_filters()
+        seen = [w.filters["default_policy"].stats.n for w in (workers.local_worker(), *remote)]
+        counts[synchronize] = seen
+        workers.stop()
+    # the driver always merges what the workers saw; only with synchronize_filters do the
+    # workers get the merged statistics back
+    merged, first, second = counts[True]
+    assert merged == first == second > 0
+    merged, first, second = counts[False]
+    assert merged == first + second and 0 < first < second
+
+
+def check_image_model_settings() -> None:
+    model = PPOConfig().training(
+        model={
+            "conv_filters": [[4, [3, 3], 2]],
+            "conv_activation": "elu",
+            "post_fcnet_hiddens": [8],
+            "post_fcnet_activation": "tanh",
+        }
+    )["model"]
+    space = gym.spaces.Box(0.0, 1.0, (9, 9, 3), np.float32)
+    net = ModelCatalog.get_model(space, gym.spaces.Discrete(2), 2, dict(model))
+    kinds = {type(m) for m in net.modules()}
+    assert {torch.nn.Conv2d, torch.nn.ELU, torch.nn.Tanh} <= kinds
+    assert torch.nn.ReLU not in kinds
+
+
+class _SizedModel(TorchModel):
+    def __init__(self, *args: Any, width: int = 1) -> None:
+        super().__init__(*args)
+        self.width = width
+
+
+def check_custom_model_config() -> None:
+    ModelCatalog.register_custom_model("every_setting_model", _SizedModel)
+    model = PGConfig().training(
+        model={"custom_model": "every_setting_model", "custom_model_config": {"width": 3}}
+    )["model"]
+    net = ModelCatalog.get_model(gym.spaces.Box(-1, 1, (2,)), gym.spaces.Discrete(2), 2, model)
+    assert isinstance(net, _SizedModel) and net.width == 3
+
+
+class _LearnedBatches(DefaultCallbacks):
+    batches: typing.ClassVar[list[SampleBatch]] = []
+
+    def on_learn_on_batch(self, *, train_batch: Any, **kwargs: Any) -> None:
+        self.batches.append(train_batch)
+
+
+def check_actions_in_input_normalized(tmp_path: Path) -> None:
+    # Pendulum's torque is in [-2, 2]: 1.0 in the env is 0.5 in the policy's [-1, 1] space.
+    rows = 10
+    batch = SampleBatch(
+        {
+            "obs": np.zeros((rows, 3), np.float32),
+            "actions": np.full((rows, 1), 1.0, np.float32),
+            "advantages": np.ones(rows, np.float32),
+        }
+    )
+    (tmp_path / "in.json").write_text(encode_batch(batch, compress=["obs"]) + "\n")
+    seen = {}
+    for normalized in (False, True):
+        _LearnedBatches.batches = []
+        algo = (
+            PGConfig()
+            .environment("Pendulum-v1")
+            .rollouts(num_workers=0, rollout_fragment_length=rows)
+            .training(train_batch_size=rows, model={"fcnet_hiddens": [4]})
+            .offline_data(input_=str(tmp_path / "in.json"), actions_in_input_normalized=normalized)
+            .callbacks(_LearnedBatches)
+            .build()
+        )
+        try:
+            algo.train()
+        finally:
+            algo.stop()
+        seen[normalized] = float(_LearnedBatches.batches[0]["actions"][0, 0])
+    assert seen == {False: 0.5, True: 1.0}
+
+
+def _existing_test(node_id: str, key: str) -> Callable[[], None]:
+    """A check that a test needing a Ray cluster exists and sets ``key``."""
+
+    path, name = node_id.split("::")
+
+    def check() -> None:
+        tree = ast.parse((TESTS.parent / path).read_text())
+        (test,) = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name]
+        assert key in ast.unparse(test), f"{node_id} does not set {key}"
+
+    check.__name__ = f"check_{name}_exists"
+    return check
+
+
+#: key -> the check that shows it acts, for keys the embedded-default run above can't reach
+TARGETED: dict[str, Callable[..., None]] = {
+    "create_env_on_driver": check_create_env_on_driver,
+    "num_cpus_per_worker": check_remote_worker_options,
+    "num_gpus_per_worker": check_remote_worker_options,
+    "custom_resources_per_worker": check_remote_worker_options,
+    "extra_python_environs_for_worker": check_remote_worker_options,
+    "synchronize_filters": check_synchronize_filters,
+    "ignore_worker_failures": _existing_test(
+        "tests/test_remote_workers.py::test_ignore_worker_failures_continues_on_the_healthy_workers",
+        "ignore_worker_failures",
+    ),
+    "recreate_failed_workers": _existing_test(
+        "tests/test_remote_workers.py::test_recreate_failed_workers_replaces_and_syncs_them",
+        "recreate_failed_workers",
+    ),
+    "placement_timeout_s": _existing_test(
+        "tests/test_parallel_evaluation.py::"
+        "test_a_request_waiting_on_held_resources_times_out_saying_what_it_waits_for",
+        "placement_timeout_s",
+    ),
+    "model.conv_filters": check_image_model_settings,
+    "model.conv_activation": check_image_model_settings,
+    "model.post_fcnet_activation": check_image_model_settings,
+    "model.custom_model_config": check_custom_model_config,
+    "actions_in_input_normalized": check_actions_in_input_normalized,
+}
+
+
+_CHECKS = {getattr(check, "__name__", ""): check for check in TARGETED.values()}
+
+
+@pytest.mark.parametrize("name", sorted(_CHECKS))
+def test_targeted_check(name: str, request: pytest.FixtureRequest) -> None:
+    check = _CHECKS[name]
+    fixtures = {"actors": "in_process_actors", "tmp_path": "tmp_path"}
+    check(*[request.getfixturevalue(fixtures[p]) for p in inspect.signature(check).parameters])
+
+
+# ------------------------------------------------------------------ the walk
+
+
+@pytest.mark.parametrize("algorithm", list_algorithms())
+def test_every_key_is_read_refused_or_documented(
+    algorithm: str, reads: dict[str, set[str]]
+) -> None:
+    config_class = get_config_class(algorithm)
+    unaccounted = [
+        key
+        for key in every_key(config_class)
+        if key not in reads[algorithm]
+        and key not in REFUSED
+        and key not in NO_EFFECT
+        and key not in TARGETED
+        and key.removeprefix("model.") not in INERT_MODEL_KEYS
+    ]
+    assert not unaccounted, (
+        f"{algorithm}: these settings are neither read by the runtime nor refused at build "
+        f"nor documented as having no effect: {unaccounted}. Wire them, add them to "
+        "runtime.unsupported.REFUSED, or (only if no value can matter) NO_EFFECT."
+    )
+
+
+def test_no_effect_keys_are_never_read_and_say_so(reads: dict[str, set[str]]) -> None:
+    for key in NO_EFFECT:
+        assert all(key not in keys for keys in reads.values()), key
+        section = AlgorithmConfig._info().section_of_key[key]
+        assert "No effect" in section.description(key), key
+
+
+def _refused_keys() -> list[tuple[str, str]]:
+    """(algorithm, key) for each refused key, on the first algorithm that has it."""
+    found = []
+    for key in REFUSED:
+        for algorithm in list_algorithms():
+            if key in every_key(get_config_class(algorithm)):
+                found.append((algorithm, key))
+                break
+    return found
+
+
+def _policy_fn(*args: Any, **kwargs: Any) -> Any:
+    return "default_policy"
+
+
+#: A value other than the one the runtime behaves as, where flipping or adding 1 won't do.
+OTHER_VALUE: dict[str, Any] = {
+    "record_env": "/tmp/videos",
+    "preprocessor_pref": "rllib",
+    "input_config": {"format": "json"},
+    "input_evaluation": ["is"],
+    "remote_env_batch_wait_ms": 5.0,
+    "multiagent.policies": ["default_policy", "other"],
+    "multiagent.policy_map_cache": "/tmp/policies",
+    "multiagent.policy_mapping_fn": _policy_fn,
+    "multiagent.policies_to_train": _policy_fn,
+    "multiagent.observation_fn": _policy_fn,
+    "multiagent.replay_mode": "lockstep",
+    "multiagent.count_steps_by": "agent_steps",
+}
+
+
+def test_every_refused_key_exists_and_has_a_reason() -> None:
+    assert {key for _, key in _refused_keys()} == set(REFUSED)
+    assert all(why for _, why in REFUSED.values())
+
+
+@pytest.mark.parametrize(("algorithm", "key"), _refused_keys())
+def test_refused_settings_fail_the_build_naming_key_and_reason(algorithm: str, key: str) -> None:
+    ok, why = REFUSED[key]
+    if key in OTHER_VALUE:
+        other = OTHER_VALUE[key]
+    elif isinstance(ok, bool):
+        other = not ok
+    else:
+        assert isinstance(ok, int), f"give {key} an entry in OTHER_VALUE"
+        other = ok + 1
+    head, _, rest = key.partition(".")
+    config = get_config_class(algorithm)().environment("CartPole-v1")
+    config.update_from_dict({head: {rest: other}} if rest else {key: other})
+    with pytest.raises(ConfigError) as caught:
+        config.build()
+    (issue,) = caught.value.issues
+    assert issue.field == key and why in issue.problem
+
+
+# ------------------------------------------------------------------ newly wired settings
+
+
+def _worker(config: AlgorithmConfig, policy_class: Any = PGTorchPolicy) -> RolloutWorker:
+    config.environment("CartPole-v1").rollouts(num_workers=0).debugging(seed=0)
+    return RolloutWorker(
+        env_creator=env_creator_for("CartPole-v1"),
+        config=config.training(model={"fcnet_hiddens": [8]}).freeze(),
+        policy_class=policy_class,
+    )
+
+
+def test_microbatches_accumulate_the_gradient_of_the_whole_batch() -> None:
+    whole = _worker(A2CConfig(), A2CTorchPolicy)
+    micro = _worker(A2CConfig().training(microbatch_size=7), A2CTorchPolicy)
+    micro.set_weights(whole.get_weights())
+    micro.set_weights(whole.get_weights())
+    batch = whole.sample()  # 20 rows: microbatches of 7, 7 and 6
+    stats = micro.learn_on_batch(batch)["default_policy"]
+    whole.learn_on_batch(batch)
+    assert stats["learner_stats"]["num_microbatches"] == 3
+    assert stats["num_grad_updates"] == 1  # one optimizer step per train batch
+    for a, b in zip(
+        whole.get_policy().model.parameters(), micro.get_policy().model.parameters(), strict=True
+    ):
+        assert a.grad is not None and b.grad is not None
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_fake_sampler_returns_the_first_batch_again() -> None:
+    worker = _worker(PGConfig().debugging(fake_sampler=True))
+    first = worker.sample()
+    assert worker.sample() is first and worker.sample() is first
+    real = _worker(PGConfig())
+    assert real.sample() is not real.sample()
+
+
+def test_driver_environment_variables_are_set_at_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLCONF_DRIVER_VAR", "before")  # restored after the test
+    config = PGConfig().environment("CartPole-v1").rollouts(num_workers=0)
+    algo = config.python_environment(
+        extra_python_environs_for_driver={"RLCONF_DRIVER_VAR": "on"}
+    ).build()
+    algo.stop()
+    assert os.environ["RLCONF_DRIVER_VAR"] == "on"
