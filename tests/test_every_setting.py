@@ -416,6 +416,22 @@ def test_no_effect_keys_are_never_read_and_say_so(reads: dict[str, set[str]]) ->
         assert "No effect" in section.description(key), key
 
 
+def _description(config_class: type[AlgorithmConfig], key: str) -> str:
+    head, _, rest = key.partition(".")
+    if head == "multiagent":
+        return config_class._sections["multi_agent"].doc
+    if head == "model":
+        hint = typing.get_type_hints(ModelConfigDict, include_extras=True)[rest]
+        return " ".join(str(getattr(meta, "description", "")) for meta in hint.__metadata__)
+    return config_class._info().section_of_key[key].description(key)
+
+
+def test_refused_keys_say_so_in_their_description() -> None:
+    for algorithm, key in _refused_keys():
+        description = _description(get_config_class(algorithm), key)
+        assert "refused at build" in description or "refuses" in description, key
+
+
 def _refused_keys() -> list[tuple[str, str]]:
     """(algorithm, key) for each refused key, on the first algorithm that has it."""
     found = []
