@@ -101,7 +101,9 @@ class Adam:
     def step(self) -> None:
         group = self.param_groups[0]
         amsgrad = bool(group["amsgrad"])
-        params, grads, states = [], [], []
+        params: list[torch.Tensor] = []
+        grads: list[torch.Tensor] = []
+        states: list[dict[str, Any]] = []
         for index, param in enumerate(self.params):
             if param.grad is not None:
                 params.append(param)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import time
 from collections import defaultdict
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -25,6 +24,7 @@ from runtime.preprocessors import Preprocessor
 from runtime.sample_batch import SampleBatch
 
 if TYPE_CHECKING:
+    from rlconf.algorithm_config import AlgorithmConfig
     from runtime.rollout_worker import RolloutWorker
 
 Array = npt.NDArray[Any]
@@ -41,7 +41,7 @@ class EnvRunner:
         policy: TorchPolicy,
         preprocessor: Preprocessor,
         obs_filter: ObservationFilter,
-        config: Mapping[str, Any],
+        config: AlgorithmConfig,
         callbacks: DefaultCallbacks,
     ) -> None:
         self.worker = worker
@@ -52,7 +52,7 @@ class EnvRunner:
         self.config = config
         self.callbacks = callbacks
         self.num_envs = len(envs)
-        self.fragment = int(config["rollout_fragment_length"])
+        self.fragment = config.get_rollout_fragment_length()
         self.complete_episodes = config["batch_mode"] == "complete_episodes"
         self.horizon = config.get("horizon")
         self.soft_horizon = bool(config.get("soft_horizon"))
@@ -65,6 +65,7 @@ class EnvRunner:
         )
         self._step_hook = overrides(callbacks, "on_episode_step")
         self._postprocess_hook = overrides(callbacks, "on_postprocess_trajectory")
+        self._batched_values = policy.has_critic and policy.model.separate_value_network
         self._next_episode = 0
         self.obs: Array | None = None
         self.episodes: list[Episode] = []
@@ -164,7 +165,9 @@ class EnvRunner:
         while True:
             obs = self.obs
             t0 = time.perf_counter()
-            actions, _, extra = self.policy.compute_actions(obs, explore=explore)
+            actions, _, extra = self.policy.compute_actions(
+                obs, explore=explore, value_preds=not self._batched_values
+            )
             t1 = time.perf_counter()
             env_actions = self._action_fn(actions)
             rewards = np.empty(self.num_envs, dtype=np.float64)
@@ -252,16 +255,25 @@ class EnvRunner:
         ends = columns[SB.TERMINATEDS] | columns[SB.TRUNCATEDS]
         for t, i in finals:
             ends[t, i] = True
-        next_values = np.zeros(ends.shape, dtype=np.float32)
-        if bootstrap:
-            final_values = self.policy.compute_values(np.stack([finals[k] for k in bootstrap]))
-            for (t, i), value in zip(bootstrap, final_values, strict=True):
-                next_values[t, i] = value
+        # V(s) is needed for the final observations of truncated episodes, for the last
+        # observation of every episode still running at the fragment's end, and (with a separate
+        # value network, left out of the steps) for every observation: one batch for all.
+        open_envs = ~ends[-1] if not self.complete_episodes else np.zeros(self.num_envs, bool)
         if not self.complete_episodes:
-            open_envs = ~ends[-1]
             ends[-1] = True
-            if open_envs.any():
-                next_values[-1, open_envs] = self.policy.compute_values(self.obs[open_envs])
+        extra_obs = [finals[k] for k in bootstrap] + list(self.obs[open_envs])
+        parts = ([obs.reshape(-1, *obs.shape[2:])] if self._batched_values else []) + (
+            [np.stack(extra_obs)] if extra_obs else []
+        )
+        predicted = self.policy.compute_values(np.concatenate(parts)) if parts else np.zeros(0)
+        if self._batched_values:
+            size = obs.shape[0] * obs.shape[1]
+            columns[SB.VF_PREDS] = predicted[:size].reshape(obs.shape[:2])
+            predicted = predicted[size:]
+        next_values = np.zeros(ends.shape, dtype=np.float32)
+        for (t, i), value in zip(bootstrap, predicted[: len(bootstrap)], strict=True):
+            next_values[t, i] = value
+        next_values[-1, open_envs] = predicted[len(bootstrap) :]
         columns["_segment_ends"] = ends
         columns["_next_values"] = next_values
         return columns

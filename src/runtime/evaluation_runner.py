@@ -73,7 +73,9 @@ class EvaluationRunner(EnvRunner):
         by_episodes: bool,
     ) -> int:
         assert self.obs is not None
-        actions, _, _ = self.policy.compute_actions(self.obs[idx], explore=explore)
+        actions, _, _ = self.policy.compute_actions(
+            self.obs[idx], explore=explore, value_preds=False
+        )
         env_actions = self._action_fn(actions)
         raw: list[object] = []
         done = np.zeros(len(idx), dtype=bool)

@@ -52,6 +52,11 @@ def mlp(in_size: int, hiddens: list[int], act: str) -> tuple[nn.Sequential, int]
 class TorchModel(nn.Module):
     """Base class of policy models (built-in and custom)."""
 
+    #: True when the value function is a network of its own, fed by the observations alone: the
+    #: sampler then leaves it out of every step and computes the values of a whole fragment in
+    #: one batch afterwards (the same numbers, a fraction of the cost).
+    separate_value_network: bool = False
+
     def __init__(
         self,
         obs_space: gym.Space[Any],
@@ -74,6 +79,11 @@ class TorchModel(nn.Module):
 
     def value_function(self) -> torch.Tensor:
         raise NotImplementedError(f"{type(self).__name__} must implement value_function()")
+
+    def values(self, input_dict: dict[str, torch.Tensor]) -> torch.Tensor:
+        """V(s) for a batch of observations (a forward pass, then ``value_function()``)."""
+        self(input_dict, [], None)
+        return self.value_function()
 
 
 class _FreeLogStd(nn.Module):
@@ -119,6 +129,7 @@ class FullyConnectedNetwork(TorchModel):
             self.logits = linear(last, outputs, 0.01)
         self.log_std: nn.Module = _FreeLogStd(outputs) if free_log_std else nn.Identity()
         self.vf_share_layers = bool(model_config["vf_share_layers"])
+        self.separate_value_network = not self.vf_share_layers
         if self.vf_share_layers:
             self.value_branch: nn.Module = linear(last, 1, 1.0)
         else:
@@ -137,6 +148,12 @@ class FullyConnectedNetwork(TorchModel):
     def value_function(self) -> torch.Tensor:
         assert self._features is not None, "value_function() is called after forward()"
         out: torch.Tensor = self.value_branch(self._features)
+        return out.squeeze(-1)
+
+    def values(self, input_dict: dict[str, torch.Tensor]) -> torch.Tensor:
+        if self.vf_share_layers:
+            return super().values(input_dict)
+        out: torch.Tensor = self.value_branch(input_dict["obs_flat"])
         return out.squeeze(-1)
 
 
@@ -159,7 +176,9 @@ class VisionNetwork(TorchModel):
         self.vf_share_layers = bool(model_config["vf_share_layers"])
         with torch.no_grad():
             flat = self.trunk(torch.zeros(1, *shape)).shape[-1]
-        head, last = mlp(flat, list(model_config["post_fcnet_hiddens"]), "relu")
+        head, last = mlp(
+            flat, list(model_config["post_fcnet_hiddens"]), model_config["post_fcnet_activation"]
+        )
         self.logits = nn.Sequential(*head, linear(last, num_outputs, 0.01))
         self.value_trunk = self.trunk if self.vf_share_layers else self._conv_stack(shape)
         self.value_branch = linear(flat, 1, 1.0)

@@ -77,10 +77,12 @@ class TorchPolicy(abc.ABC):
         state_batches: list[Any] | None = None,
         explore: bool | None = None,
         timestep: int | None = None,
+        value_preds: bool = True,
         **kwargs: Any,
     ) -> tuple[Array, list[Any], dict[str, Array]]:
         """Actions for a batch of preprocessed observations: ``(actions, [], extra)`` where
-        ``extra`` holds ``action_logp``, ``action_dist_inputs`` and ``vf_preds``."""
+        ``extra`` holds ``action_logp``, ``action_dist_inputs`` and (with a critic, unless
+        ``value_preds=False``) ``vf_preds``."""
         explore = bool(self.config["explore"]) if explore is None else explore
         step = self.global_timestep if timestep is None else timestep
         inputs, _ = self.model(self._input(obs_batch), [], None)
@@ -101,7 +103,7 @@ class TorchPolicy(abc.ABC):
             SampleBatch.ACTION_LOGP: dist.logp(actions).cpu().numpy(),
             SampleBatch.ACTION_DIST_INPUTS: inputs.cpu().numpy(),
         }
-        if self.has_critic:
+        if self.has_critic and value_preds:
             extra[SampleBatch.VF_PREDS] = self.model.value_function().cpu().numpy()
         return actions.cpu().numpy(), [], extra
 
@@ -116,8 +118,7 @@ class TorchPolicy(abc.ABC):
         """V(s) for a batch of preprocessed observations (zeros without a critic)."""
         if not self.has_critic or len(obs_batch) == 0:
             return np.zeros(len(obs_batch), dtype=np.float32)
-        self.model(self._input(obs_batch), [], None)
-        values: Array = self.model.value_function().cpu().numpy()
+        values: Array = self.model.values(self._input(obs_batch)).cpu().numpy()
         return values
 
     @property
