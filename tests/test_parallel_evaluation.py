@@ -180,8 +180,9 @@ def test_actors_run_in_the_placement_group_tune_would_reserve() -> None:
         group = algo.placement.group
         table = ray.util.placement_group_table(group)
         factory = type(algo).default_resource_request(config)
-        assert list(table["bundles"].values()) == factory.bundles
         assert factory.bundles == [{"CPU": 0.5}, {"CPU": 0.5}, {"CPU": 0.25}]
+        # Outside Tune the driver is this process: the group holds the workers' bundles only.
+        assert list(table["bundles"].values()) == factory.bundles[1:]
 
         def group_id(worker: Any) -> str:
             current = ray.util.get_current_placement_group()
@@ -203,21 +204,36 @@ def _live_groups() -> int:
 def test_a_request_larger_than_the_cluster_is_refused_before_any_actor_starts() -> None:
     groups = _live_groups()
     config = _config().rollouts(num_workers=3)
-    with pytest.raises(ResourceError, match=r"CPU 5 \(cluster total 2\)") as error:
+    with pytest.raises(ResourceError, match=r"CPU 4 \(cluster total 2\)") as error:
         config.build()
     assert "3 rollout worker(s) x {CPU: 1}" in str(error.value)
     assert _live_groups() == groups
 
 
 def test_a_request_waiting_on_held_resources_times_out_saying_what_it_waits_for() -> None:
-    holder: Algorithm = _config().build()  # holds both CPUs
+    two_cpus = _config().resources(num_cpus_per_worker=2)
+    holder: Algorithm = two_cpus.build()  # its evaluation worker holds both CPUs
     try:
         with pytest.raises(ResourceError, match=r"waited 1 s .*\{CPU: 2\}.*held by other"):
-            _config().resources(placement_timeout_s=1).build()
+            two_cpus.copy().resources(placement_timeout_s=1).build()
     finally:
         holder.stop()
-    later = _config().resources(placement_timeout_s=5).build()  # fits once they are free
+    later = two_cpus.copy().resources(placement_timeout_s=5).build()  # fits once they are free
     later.stop()
+
+
+def test_two_workers_fit_a_two_cpu_cluster_the_driver_reserves_nothing() -> None:
+    config = (
+        PPOConfig()
+        .environment(SleepyEnv, env_config={"delay": 0.0, "max_steps": 20})
+        .rollouts(num_workers=2, rollout_fragment_length=25)
+        .training(train_batch_size=50, sgd_minibatch_size=50, num_sgd_iter=1)
+    )
+    algo = config.build()
+    try:
+        assert algo.train()["num_healthy_workers"] == 2
+    finally:
+        algo.stop()
 
 
 def test_a_failed_build_releases_its_placement_group(tmp_path: Path) -> None:

@@ -33,7 +33,10 @@ def test_bundles_are_driver_then_rollout_workers_with_fractions_as_given() -> No
         {"CPU": 1.0, "GPU": 0.25, "sim": 1.0},
         {"CPU": 1.0, "GPU": 0.25, "sim": 1.0},
     ]
-    assert plan.totals() == {"CPU": 4.0, "GPU": 1.0, "sim": 2.0}
+    assert plan.totals(driver=True) == {"CPU": 4.0, "GPU": 1.0, "sim": 2.0}
+    # Outside Tune the driver is the user's process: only the workers reserve anything.
+    assert plan.totals(driver=False) == {"CPU": 2.0, "GPU": 0.5, "sim": 2.0}
+    assert plan.placement_bundles(driver=False) == plan.tune_bundles()[1:]
 
 
 def test_evaluation_workers_get_bundles_from_the_evaluation_config() -> None:
@@ -44,9 +47,10 @@ def test_evaluation_workers_get_bundles_from_the_evaluation_config() -> None:
     )
     plan = resource_plan(config)
     assert plan.tune_bundles()[3:] == [{"CPU": 0.5, "sim": 1.0}] * 3
-    assert plan.bundle_index("rollout", 1) == 1
-    assert plan.bundle_index("evaluation", 1) == 3
-    assert plan.bundle_index("evaluation", 3) == 5
+    assert plan.bundle_index("rollout", 1, driver=True) == 1
+    assert plan.bundle_index("evaluation", 1, driver=True) == 3
+    assert plan.bundle_index("evaluation", 3, driver=True) == 5
+    assert plan.bundle_index("evaluation", 3, driver=False) == 4
 
 
 def test_evaluation_workers_count_only_when_evaluation_is_configured() -> None:
@@ -67,10 +71,10 @@ def test_empty_bundles_are_left_out_of_the_placement_group_and_indices_follow() 
     )
     plan = resource_plan(config)
     assert plan.tune_bundles() == [{}, {"CPU": 1.0}, {"CPU": 1.0}]
-    assert plan.placement_bundles() == [{"CPU": 1.0}, {"CPU": 1.0}]
-    assert plan.bundle_index("rollout", 1) == 0
+    assert plan.placement_bundles(driver=True) == [{"CPU": 1.0}, {"CPU": 1.0}]
+    assert plan.bundle_index("rollout", 1, driver=True) == 0
     free_workers = config.copy().resources(num_cpus_per_worker=0)
-    assert resource_plan(free_workers).bundle_index("rollout", 2) is None
+    assert resource_plan(free_workers).bundle_index("rollout", 2, driver=False) is None
 
 
 @pytest.mark.parametrize("as_dict", [False, True])
@@ -78,7 +82,7 @@ def test_default_resource_request_is_the_plan_as_a_placement_group_factory(as_di
     config = _config().evaluation(evaluation_interval=2, evaluation_num_workers=1)
     factory = PPO.default_resource_request(config.to_dict() if as_dict else config)
     assert isinstance(factory, PlacementGroupFactory)
-    assert factory.bundles == resource_plan(config).placement_bundles()
+    assert factory.bundles == resource_plan(config).placement_bundles(driver=True)
     assert factory.strategy == "SPREAD"
     assert factory.required_resources == {"CPU": 5.0, "GPU": 1.25, "sim": 3.0}
 
@@ -87,7 +91,7 @@ def test_default_resource_request_drops_an_empty_driver_bundle_as_tune_does() ->
     config = _config().resources(num_cpus_for_driver=0, num_gpus=0)
     factory = PPO.default_resource_request(config)
     assert factory.head_bundle_is_empty
-    assert factory.bundles == resource_plan(config).placement_bundles()
+    assert factory.bundles == resource_plan(config).placement_bundles(driver=True)
 
 
 def test_negative_or_wrong_resources_fail_at_the_setter() -> None:

@@ -23,52 +23,66 @@ class ResourceError(RuntimeError):
 class Placement:
     """The placement group an algorithm's actors run in."""
 
-    def __init__(self, plan: ResourcePlan, group: Any, *, owned: bool, exact: bool) -> None:
+    def __init__(
+        self, plan: ResourcePlan, group: Any, *, owned: bool, exact: bool, driver: bool
+    ) -> None:
         self.plan = plan
         self.group = group
         self.owned = owned
         self._exact = exact
+        #: Whether the group holds the driver's bundle (a Tune trial's group does).
+        self.driver = driver
 
     @classmethod
     def reserve(cls, plan: ResourcePlan, timeout_s: float, owner: str) -> Placement:
-        """The trial's placement group under Tune; otherwise a new group for ``plan``, ready."""
+        """The trial's placement group under Tune; otherwise a new group of the workers'
+        bundles (the driver is this process, not an actor), ready."""
         import ray
         from ray.util import get_current_placement_group, placement_group, remove_placement_group
 
         current = get_current_placement_group()
         if current is not None:
-            exact = len(current.bundle_specs) == len(plan.placement_bundles())
+            needed = plan.placement_bundles(driver=True)
+            exact = len(current.bundle_specs) == len(needed)
             if not exact:
                 logger.warning(
                     "%s: the trial's placement group has %d bundles but the config needs %d "
                     "(%s); actors are placed in any bundle of the group",
                     owner,
                     len(current.bundle_specs),
-                    len(plan.placement_bundles()),
-                    plan.describe(),
+                    len(needed),
+                    plan.describe(driver=True),
                 )
-            return cls(plan, current, owned=False, exact=exact)
+            return cls(plan, current, owned=False, exact=exact, driver=True)
+        bundles = plan.placement_bundles(driver=False)
+        if not bundles:  # no worker asks for resources: nothing to reserve
+            return cls(plan, None, owned=False, exact=True, driver=False)
         _refuse_oversized(plan, owner)
-        group = placement_group(plan.placement_bundles(), strategy=plan.strategy)
+        group = placement_group(bundles, strategy=plan.strategy)
         try:
             ray.get(group.ready(), timeout=timeout_s)
         except ray.exceptions.GetTimeoutError:
             remove_placement_group(group)
             free = ray.available_resources()  # type: ignore[no-untyped-call]
-            available = {k: v for k, v in free.items() if k in plan.totals()}
+            totals = plan.totals(driver=False)
+            available = {k: v for k, v in free.items() if k in totals}
             raise ResourceError(
                 f"{owner}: waited {timeout_s:g} s (placement_timeout_s) for a placement group "
-                f"of {plan.describe()} = {format_bundle(plan.totals())} (strategy "
+                f"of {plan.describe(driver=False)} = {format_bundle(totals)} (strategy "
                 f"{plan.strategy}); the cluster has {format_bundle(available)} free now, the "
                 "rest is held by other placement groups or actors"
             ) from None
-        return cls(plan, group, owned=True, exact=True)
+        return cls(plan, group, owned=True, exact=True, driver=False)
 
     def actor_options(self, role: Role, worker_index: int) -> dict[str, Any]:
         """``.options()`` that put worker ``worker_index`` of ``role`` into its bundle."""
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-        index = self.plan.bundle_index(role, worker_index) if self._exact else -1
+        if self.group is None:
+            return {}
+        index = (
+            self.plan.bundle_index(role, worker_index, driver=self.driver) if self._exact else -1
+        )
         if index is None:
             return {}
         strategy = PlacementGroupSchedulingStrategy(
@@ -93,9 +107,10 @@ def _refuse_oversized(plan: ResourcePlan, owner: str) -> None:
     import ray
 
     cluster = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    totals = plan.totals(driver=False)
     short = {
         name: (amount, float(cluster.get(name, 0.0)))
-        for name, amount in plan.totals().items()
+        for name, amount in totals.items()
         if amount > float(cluster.get(name, 0.0)) + 1e-9
     }
     if short:
@@ -104,16 +119,16 @@ def _refuse_oversized(plan: ResourcePlan, owner: str) -> None:
         )
         raise ResourceError(
             f"{owner}: the config asks for more than the Ray cluster has: {wanted}. Requested "
-            f"{plan.describe()} = {format_bundle(plan.totals())}. Lower num_workers, "
-            "num_cpus_per_worker, num_gpus_per_worker, num_cpus_for_driver or num_gpus (or the "
-            "evaluation workers'), or start Ray with more resources"
+            f"{plan.describe(driver=False)} = {format_bundle(totals)} (the driver is this "
+            "process and reserves nothing outside Tune). Lower num_workers, "
+            "num_cpus_per_worker or num_gpus_per_worker (or the evaluation workers'), or start "
+            "Ray with more resources"
         )
 
 
 def local_cluster_cpus(plan: ResourcePlan) -> int:
-    """CPUs for a Ray instance rlconf starts itself: the machine's, or the plan's if larger
-    (the driver's CPU is counted, but it is this very process, so there is no oversubscription
-    beyond what the user asked for)."""
+    """CPUs for a Ray instance rlconf starts itself: the machine's, or the workers' if more
+    (then the workers share the cores, as the user asked for that many)."""
     import os
 
-    return max(os.cpu_count() or 1, math.ceil(plan.totals().get("CPU", 0.0)))
+    return max(os.cpu_count() or 1, math.ceil(plan.totals(driver=False).get("CPU", 0.0)))

@@ -18,7 +18,13 @@ Bundle = dict[str, float]
 
 @dataclass(frozen=True)
 class ResourcePlan:
-    """Bundles for the driver (learner), each rollout worker and each evaluation worker."""
+    """Bundles for the driver (learner), each rollout worker and each evaluation worker.
+
+    The driver's bundle is reserved only inside a Tune trial, where the algorithm itself is an
+    actor of the trial's placement group. Outside Tune the driver is the user's own process,
+    which holds no Ray resources, so the algorithm's placement group has the workers' bundles
+    only (``driver=False``): two workers fit a user's ``ray.init(num_cpus=2)``.
+    """
 
     driver: Bundle
     rollout: tuple[Bundle, ...]
@@ -34,35 +40,36 @@ class ResourcePlan:
         then every worker bundle that asks for something."""
         return [self.driver] + [b for b in (*self.rollout, *self.evaluation) if b]
 
-    def placement_bundles(self) -> list[Bundle]:
-        """The bundles of the placement group itself (empty ones hold nothing and are left out,
-        as Tune does)."""
-        return [b for b in self.tune_bundles() if b]
+    def placement_bundles(self, *, driver: bool) -> list[Bundle]:
+        """The bundles of the placement group: the driver's first when ``driver``, then every
+        worker bundle; empty ones hold nothing and are left out, as Tune does."""
+        workers = [b for b in (*self.rollout, *self.evaluation) if b]
+        return ([self.driver] if driver and self.driver else []) + workers
 
-    def bundle_index(self, role: Role, worker_index: int) -> int | None:
-        """Index in ``placement_bundles()`` of worker ``worker_index`` (1-based) of ``role``;
-        None for a worker that asks for no resources."""
+    def bundle_index(self, role: Role, worker_index: int, *, driver: bool) -> int | None:
+        """Index in ``placement_bundles(driver=driver)`` of worker ``worker_index`` (1-based) of
+        ``role``; None for a worker that asks for no resources."""
         workers = [*self.rollout, *self.evaluation]
         position = worker_index - 1 + (len(self.rollout) if role == "evaluation" else 0)
         if not workers[position]:
             return None
-        index = 1 if self.driver else 0
+        index = 1 if driver and self.driver else 0
         return index + sum(1 for b in workers[:position] if b)
 
-    def totals(self) -> Bundle:
+    def totals(self, *, driver: bool) -> Bundle:
         out: Bundle = {}
-        for bundle in self.placement_bundles():
+        for bundle in self.placement_bundles(driver=driver):
             for name, amount in bundle.items():
                 out[name] = out.get(name, 0.0) + amount
         return out
 
-    def describe(self) -> str:
+    def describe(self, *, driver: bool) -> str:
         """``driver {CPU: 1} + 2 rollout workers x {CPU: 1}`` for error messages."""
-        parts = [f"driver {format_bundle(self.driver)}"]
+        parts = [f"driver {format_bundle(self.driver)}"] if driver else []
         for label, bundles in (("rollout", self.rollout), ("evaluation", self.evaluation)):
             if bundles:
                 parts.append(f"{len(bundles)} {label} worker(s) x {format_bundle(bundles[0])}")
-        return " + ".join(parts)
+        return " + ".join(parts) or "no actors"
 
     def placement_group_factory(self) -> Any:
         from ray.tune import PlacementGroupFactory
