@@ -57,7 +57,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
         [],
         "off-policy estimators ('is', 'wis', 'simulation') are not available",
     ),
-    "shuffle_sequences": (True, "PPO's minibatches are always shuffled"),
     "model.max_seq_len": (20, "recurrent models are not supported"),
     "multiagent.policies": ({}, _MULTI_AGENT),
     "multiagent.policy_map_capacity": (100, _MULTI_AGENT),

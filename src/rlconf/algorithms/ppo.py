@@ -30,8 +30,8 @@ class PPOTrainingArgs(TrainingArgs, ActorCriticArgs, LRScheduleArgs, GradClipArg
     shuffle_sequences: Annotated[
         bool,
         Field(
-            description="Shuffle the train batch between SGD epochs; False is refused at "
-            "build (minibatches are always shuffled)."
+            description="Shuffle the train batch before each SGD epoch; False takes the "
+            "minibatches in sampling order."
         ),
     ]
     clip_param: Annotated[PosFloat, Field(description="PPO's surrogate clipping range.")]

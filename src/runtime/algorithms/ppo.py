@@ -72,8 +72,10 @@ class PPOTorchPolicy(A2CTorchPolicy):
         minibatch = min(int(self.config["sgd_minibatch_size"]), size)
         sums: dict[str, Any] = defaultdict(float)
         steps = 0
+        shuffle = bool(self.config["shuffle_sequences"])
         for _ in range(int(self.config["num_sgd_iter"])):
-            order = torch.as_tensor(self._rng.permutation(size), device=self.device)
+            rows_in_order = self._rng.permutation(size) if shuffle else np.arange(size)
+            order = torch.as_tensor(rows_in_order, device=self.device)
             for start in range(0, size - minibatch + 1, minibatch):
                 rows = order[start : start + minibatch]
                 stats = self.gradient_step({k: v[rows] for k, v in tensors.items()})
