@@ -46,6 +46,7 @@ from runtime.model_catalog import ModelCatalog
 from runtime.models import TorchModel
 from runtime.preprocessors import get_preprocessor
 from runtime.sample_batch import SampleBatch
+from runtime.tanh import Tanh
 from runtime.unsupported import NO_EFFECT, REFUSED, refuse_unsupported
 from runtime.worker_set import WorkerSet
 
@@ -275,7 +276,7 @@ def check_image_model_settings() -> None:
     space = gym.spaces.Box(0.0, 1.0, (9, 9, 3), np.float32)
     net = ModelCatalog.get_model(space, gym.spaces.Discrete(2), 2, dict(model))
     kinds = {type(m) for m in net.modules()}
-    assert {torch.nn.Conv2d, torch.nn.ELU, torch.nn.Tanh} <= kinds
+    assert {torch.nn.Conv2d, torch.nn.ELU, Tanh} <= kinds
     assert torch.nn.ReLU not in kinds
 
 

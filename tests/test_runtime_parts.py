@@ -206,3 +206,17 @@ def test_lr_schedule_moves_the_optimizer_lr() -> None:
     policy.on_global_var_update({"timestep": 500})
     assert policy.cur_lr == pytest.approx(0.05)
     assert policy.optimizer.param_groups[0]["lr"] == pytest.approx(0.05)
+
+
+def test_the_models_tanh_matches_torch_with_and_without_gradients() -> None:
+    from runtime.tanh import Tanh
+
+    layer = Tanh()
+    x = torch.randn(64, 32)
+    with torch.inference_mode():
+        assert torch.allclose(layer(x), torch.tanh(x), atol=1e-6)
+        assert torch.allclose(layer(x.t()), torch.tanh(x.t()), atol=1e-6)
+    leaf = x.clone().requires_grad_(True)
+    layer(leaf).sum().backward()
+    assert leaf.grad is not None
+    assert torch.allclose(leaf.grad, 1 - torch.tanh(x) ** 2, atol=1e-6)

@@ -10,10 +10,13 @@ of either load into the other. Options it does not implement (``fused=False``, `
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
+
+from rlconf.errors import ConfigError
 
 #: ``config["optimizer"]`` keys this class implements; any other key selects torch.optim.Adam.
 _OPTIONS = ("betas", "eps", "weight_decay", "amsgrad", "maximize")
@@ -22,6 +25,19 @@ _OPTIONS = ("betas", "eps", "weight_decay", "amsgrad", "maximize")
 def make_adam(params: Iterable[torch.nn.Parameter], lr: float, options: Mapping[str, Any]) -> Any:
     """Adam over ``params`` with ``config["optimizer"]`` options (torch.optim.Adam's keywords)."""
     options = dict(options)
+    allowed = [
+        n for n in inspect.signature(torch.optim.Adam).parameters if n not in ("params", "lr")
+    ]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ConfigError.single(
+            "training()",
+            "optimizer",
+            f"has keys torch.optim.Adam does not take: {', '.join(unknown)}",
+            value=options,
+            has_value=True,
+            allowed=", ".join(allowed),
+        )
     if options.pop("fused", True) is True and set(options) <= set(_OPTIONS):
         return Adam(params, lr=lr, **options)
     return torch.optim.Adam(params, lr=lr, **options)

@@ -31,6 +31,7 @@ Array = npt.NDArray[Any]
 SB = SampleBatch
 
 _PRIVATE = ("_segment_ends", "_next_values")
+_EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
 
 
 class EnvRunner:
@@ -63,7 +64,13 @@ class EnvRunner:
         self._action_fn = action_processor(
             self.action_space, bool(config["normalize_actions"]), bool(config["clip_actions"])
         )
-        self._step_hook = overrides(callbacks, "on_episode_step")
+        # Hooks the callbacks do not override are not called: episode boundaries are frequent.
+        self._overridden = {
+            hook
+            for hook in _EPISODE_HOOKS
+            if overrides(callbacks, hook)
+        }
+        self._step_hook = "on_episode_step" in self._overridden
         self._postprocess_hook = overrides(callbacks, "on_postprocess_trajectory")
         self._batched_values = policy.has_critic and policy.model.separate_value_network
         self._next_episode = 0
@@ -87,9 +94,10 @@ class EnvRunner:
         return self.worker.policy_map
 
     def _hook(self, name: str, **kwargs: Any) -> None:
-        getattr(self.callbacks, name)(
-            worker=self.worker, base_env=self, policies=self._policies(), **kwargs
-        )
+        if name in self._overridden:
+            getattr(self.callbacks, name)(
+                worker=self.worker, base_env=self, policies=self._policies(), **kwargs
+            )
 
     def _new_episode(self, index: int) -> Episode:
         episode_id = (self.worker.worker_index << 40) + self._next_episode
@@ -204,6 +212,7 @@ class EnvRunner:
                     episode._last_action, episode._last_reward = env_actions[i], rewards[i]
                     self._hook("on_episode_step", episode=episode, env_index=i)
             if done.any():
+                reset_envs, reset_obs = [], []
                 for i in np.flatnonzero(done).tolist():
                     finals[(step, i)] = next_obs[i]
                     if truncs[i] or self.no_done_at_end:
@@ -212,7 +221,10 @@ class EnvRunner:
                     if self.soft_horizon and not terms[i]:
                         self._start_episode(i, self._new_episode(i))
                     else:
-                        next_obs[i] = self._process([self._reset(i, first=False)])[0]
+                        reset_envs.append(i)
+                        reset_obs.append(self._reset(i, first=False))
+                if reset_envs:
+                    next_obs[reset_envs] = self._process(reset_obs)
             self.obs = next_obs
             step += 1
             t4 = time.perf_counter()

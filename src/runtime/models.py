@@ -16,8 +16,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from runtime.tanh import Tanh
+
 _ACTIVATIONS: dict[str, type[nn.Module] | None] = {
-    "tanh": nn.Tanh,
+    "tanh": Tanh,
     "relu": nn.ReLU,
     "swish": nn.SiLU,
     "silu": nn.SiLU,
