@@ -83,3 +83,18 @@ def test_a_restored_algorithm_makes_its_results_folder_only_when_it_logs(tmp_pat
     assert len(list(runs.iterdir())) == 2
     assert (Path(restored.logdir) / "result.json").read_text().count("\n") == 1
     assert (Path(restored.logdir) / "params.json").exists()
+
+
+def test_tensorboard_reads_every_result_key_stepped_by_timesteps(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    algo = _config(tmp_path).build()
+    try:
+        results = [algo.train() for _ in range(2)]
+    finally:
+        algo.stop()
+    events = EventAccumulator(algo.logdir)
+    events.Reload()
+    scalars = events.Scalars("episode_reward_mean")
+    assert [s.step for s in scalars] == [r["timesteps_total"] for r in results]
+    assert "evaluation/episode_reward_mean" in events.Tags()["scalars"]
