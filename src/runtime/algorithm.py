@@ -20,6 +20,7 @@ from rlconf.errors import ConfigError
 from rlconf.registry import get_algorithm_class
 from runtime import checkpoints
 from runtime.callbacks import DefaultCallbacks
+from runtime.cpu_threads import set_learner_threads
 from runtime.driver_environment import set_driver_environs
 from runtime.env_registry import EnvCreator, env_creator_for
 from runtime.env_runner import action_processor
@@ -188,6 +189,7 @@ class Algorithm(Trainable):
     def _build(self) -> None:
         config = self.config
         logging.getLogger("runtime").setLevel(config["log_level"])
+        set_learner_threads(float(config["num_cpus_for_driver"]))
         self.callbacks: DefaultCallbacks = (config.callbacks_class or DefaultCallbacks)()
         env = config["env"]
         self.env_creator: EnvCreator | None = env_creator_for(env) if env is not None else None

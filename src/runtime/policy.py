@@ -17,6 +17,7 @@ import numpy.typing as npt
 import torch
 
 from runtime.adam import make_adam
+from runtime.gradients import clip_grad_norm
 from runtime.model_catalog import ModelCatalog
 from runtime.postprocessing import compute_advantages
 from runtime.sample_batch import SampleBatch
@@ -152,10 +153,13 @@ class TorchPolicy(abc.ABC):
     def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, Any]]:
         """The loss to minimise on ``batch`` and the stats to report."""
 
-    def batch_tensors(self, batch: SampleBatch) -> dict[str, torch.Tensor]:
+    def batch_tensors(
+        self, batch: SampleBatch, columns: tuple[str, ...] | None = None
+    ) -> dict[str, torch.Tensor]:
+        """The batch's numeric columns (only ``columns`` when given) as tensors."""
         out: dict[str, torch.Tensor] = {}
         for name, values in batch.items():
-            if values.dtype != object:
+            if values.dtype != object and (columns is None or name in columns):
                 out[name] = torch.as_tensor(values, device=self.device)
         return out
 
@@ -174,9 +178,7 @@ class TorchPolicy(abc.ABC):
         loss.backward()  # type: ignore[no-untyped-call]
         clip = self.config.get("grad_clip")
         if clip is not None:
-            stats["grad_gnorm"] = torch.nn.utils.clip_grad_norm_(
-                self.model.parameters(), float(clip)
-            )
+            stats["grad_gnorm"] = clip_grad_norm(self.optimizer.param_groups[0]["params"], clip)
         self.optimizer.step()
         self.num_grad_updates += 1
         return {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in stats.items()}

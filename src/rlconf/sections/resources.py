@@ -26,7 +26,11 @@ class ResourcesArgs(TypedDict, total=False):
         dict[str, NonNegFloat], Field(description="Custom Ray resources per rollout worker.")
     ]
     num_cpus_for_driver: Annotated[
-        NonNegFloat, Field(description="CPUs reserved for the learner (driver).")
+        NonNegFloat,
+        Field(
+            description="CPUs for the learner (driver): reserved in a Tune trial, and the "
+            "number of threads torch uses there (unless OMP_NUM_THREADS is set)."
+        ),
     ]
     placement_strategy: Annotated[
         Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"],

@@ -3,7 +3,6 @@ bonus, minibatch SGD over ``num_sgd_iter`` epochs."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -15,9 +14,13 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.ppo import PPOConfig
 from runtime.algorithm import Algorithm
 from runtime.algorithms.a2c import A2CTorchPolicy
+from runtime.learner_stats import mean_stats
 from runtime.postprocessing import standardized
 from runtime.sample_batch import SampleBatch
 from runtime.sample_batch import SampleBatch as SB
+
+_LOSS_COLUMNS: tuple[str, ...] = (SB.OBS, SB.ACTIONS, SB.ACTION_LOGP, SB.ACTION_DIST_INPUTS)
+_LOSS_COLUMNS += (SB.ADVANTAGES, SB.VALUE_TARGETS)
 
 
 class PPOTorchPolicy(A2CTorchPolicy):
@@ -43,46 +46,58 @@ class PPOTorchPolicy(A2CTorchPolicy):
         advantages = batch[SB.ADVANTAGES]
         clip = float(config["clip_param"])
         surrogate = torch.min(advantages * ratio, advantages * ratio.clamp(1 - clip, 1 + clip))
-        entropy = dist.entropy()
-        total = -surrogate - self.entropy_coeff * entropy
-        stats: dict[str, Any] = {}
+        # Terms with a zero coefficient stay out of the graph: every node costs backward time.
+        total = -surrogate
+        entropy = dist.entropy() if self.entropy_coeff else None
+        if entropy is not None:
+            total = total - self.entropy_coeff * entropy
+        kl = None
         if self.kl_coeff > 0:
             kl = self.dist_class(batch[SB.ACTION_DIST_INPUTS]).kl(dist)
             total = total + self.kl_coeff * kl
-            stats["kl"] = kl.mean()
+        values = vf_loss = None
         if self.has_critic:
             values = self.model.value_function()
-            targets = batch[SB.VALUE_TARGETS]
-            vf_clipped = (values - targets).pow(2).clamp(0, float(config["vf_clip_param"]))
-            total = total + float(config["vf_loss_coeff"]) * vf_clipped
-            stats["vf_loss"] = vf_clipped.mean()
-            stats["vf_explained_var"] = 1 - torch.var(targets - values) / (
-                torch.var(targets) + 1e-8
-            )
+            vf_loss = (values - batch[SB.VALUE_TARGETS]).pow(2).clamp(0, config["vf_clip_param"])
+            total = total + float(config["vf_loss_coeff"]) * vf_loss
         loss = total.mean()
-        stats.update(policy_loss=-surrogate.mean(), entropy=entropy.mean(), total_loss=loss)
+        with torch.no_grad():
+            stats: dict[str, Any] = {
+                "policy_loss": -surrogate.mean(),
+                "entropy": (dist.entropy() if entropy is None else entropy).mean(),
+                "total_loss": loss,
+            }
+            if kl is not None:
+                stats["kl"] = kl.mean()
+            if values is not None and vf_loss is not None:
+                targets = batch[SB.VALUE_TARGETS]
+                stats["vf_loss"] = vf_loss.mean()
+                stats["vf_explained_var"] = 1 - torch.var(targets - values) / (
+                    torch.var(targets) + 1e-8
+                )
         return loss, stats
 
     def learn_on_batch(self, batch: SampleBatch) -> dict[str, Any]:
         """``num_sgd_iter`` epochs of shuffled minibatches; then the KL coefficient adapts."""
         batch = batch.copy()
         batch[SB.ADVANTAGES] = standardized(batch[SB.ADVANTAGES])
-        tensors = self.batch_tensors(batch)
+        # Each epoch shuffles the columns the loss reads (all of them for a subclass with a loss
+        # of its own) once; its minibatches are then slices, not copies.
+        own_loss = type(self).loss is not PPOTorchPolicy.loss
+        tensors = self.batch_tensors(batch, None if own_loss else _LOSS_COLUMNS)
         size = len(batch)
         minibatch = min(int(self.config["sgd_minibatch_size"]), size)
-        sums: dict[str, Any] = defaultdict(float)
-        steps = 0
+        per_step: list[dict[str, Any]] = []
         shuffle = bool(self.config["shuffle_sequences"])
         for _ in range(int(self.config["num_sgd_iter"])):
-            rows_in_order = self._rng.permutation(size) if shuffle else np.arange(size)
-            order = torch.as_tensor(rows_in_order, device=self.device)
+            epoch = tensors
+            if shuffle:
+                order = torch.as_tensor(self._rng.permutation(size), device=self.device)
+                epoch = {k: v[order] for k, v in tensors.items()}
             for start in range(0, size - minibatch + 1, minibatch):
-                rows = order[start : start + minibatch]
-                stats = self.gradient_step({k: v[rows] for k, v in tensors.items()})
-                for key, value in stats.items():
-                    sums[key] = sums[key] + value
-                steps += 1
-        stats = {k: float(v) / max(1, steps) for k, v in sums.items()}
+                rows = slice(start, start + minibatch)
+                per_step.append(self.gradient_step({k: v[rows] for k, v in epoch.items()}))
+        stats = mean_stats(per_step)
         if self.kl_coeff > 0 and "kl" in stats:
             self.update_kl(stats["kl"])
         stats.update(kl_coeff=self.kl_coeff, entropy_coeff=self.entropy_coeff, cur_lr=self.cur_lr)
