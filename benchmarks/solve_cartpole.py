@@ -1,64 +1,100 @@
-"""Wall time (from process start), env steps and peak RSS until PPO's mean return over the
-last 100 episodes reaches 450 on CartPole-v1, with the tuned settings of
-`examples/tuned_ppo_cartpole.py`, on the embedded default (one process, no Ray).
+"""The main job, timed as a user sees it: `rlconf train -f examples/tuned/cartpole-ppo.yaml`
+(PPO on CartPole-v1 on the embedded default until the mean return over the last 100 episodes
+reaches 450), one process per seed, seeds 0-2.
 
-Target on the 2-core machine: under 10 s. Prints one JSON object on its last line.
+For each run: whole-process wall time (from starting the command to its exit, after the final
+checkpoint), time to the first `train()` result (the first progress line), env steps, and the
+process's peak RSS. Then the medians.
+
+Targets (2-core machine): median wall <= 8 s, first result <= 2.5 s, peak RSS <= 330 MB, every
+seed solved. Prints a table, then one JSON object on its last line.
+
+    python benchmarks/solve_cartpole.py [--seeds 0 1 2]
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
+from typing import Any
 
-_SCRIPT_START = time.time()
-
-import json  # noqa: E402
-import os  # noqa: E402
-import resource  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-from tuned_ppo_cartpole import tuned_config  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+MAIN_JOB = ROOT / "examples" / "tuned" / "cartpole-ppo.yaml"
+_DONE = re.compile(r"done: reward ([\d.]+) after (\d+) steps")
 
 
-def process_age() -> float:
-    """Seconds since this process started (from /proc; the script's start elsewhere)."""
-    try:
-        with open("/proc/self/stat") as stat:
-            start_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as uptime:
-            now = float(uptime.read().split()[0])
-        return now - start_ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return time.time() - _SCRIPT_START
+def run(seed: int, local_dir: str) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        "-m",
+        "rlconf.cli",
+        "train",
+        "-f",
+        str(MAIN_JOB),
+        "--config",
+        json.dumps({"seed": seed}),
+        "--local-dir",
+        local_dir,
+    ]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert process.stdout is not None
+    first_result = None
+    output = []
+    for line in process.stdout:
+        output.append(line)
+        if first_result is None and line.startswith("iter "):
+            first_result = time.perf_counter() - start
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"seed {seed}: exit {process.returncode}\n{''.join(output[-20:])}")
+    done = _DONE.search("".join(output[-5:]))
+    if done is None:
+        raise RuntimeError(f"seed {seed}: no final line\n{''.join(output[-20:])}")
+    reward, steps = float(done.group(1)), int(done.group(2))
+    return {
+        "seed": seed,
+        "solved": reward >= 450,
+        "wall_s": round(wall, 2),
+        "first_result_s": round(first_result or wall, 2),
+        "env_steps": steps,
+        "reward": reward,
+        # ru_maxrss is in KiB on Linux
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+    }
 
 
 def main() -> None:
-    seed = int(os.environ.get("SEED", "0"))
-    budget = int(os.environ.get("BUDGET_STEPS", "300000"))
-    algo = tuned_config(seed).build()
-    built = process_age()
-    result = algo.train()
-    while result["episode_reward_mean"] < 450 and result["timesteps_total"] < budget:
-        result = algo.train()
-    wall = process_age()
-    algo.stop()
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(
-        json.dumps(
-            {
-                "solved": bool(result["episode_reward_mean"] >= 450),
-                "wall_s": round(wall, 2),
-                "startup_s": round(built, 2),
-                "env_steps": int(result["timesteps_total"]),
-                "iterations": int(result["training_iteration"]),
-                "episode_reward_mean": round(float(result["episode_reward_mean"]), 1),
-                "peak_rss_mb": round(peak_kb / 1024, 1),
-                "seed": seed,
-            }
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rlconf_solve_") as local_dir:
+        runs = [run(seed, local_dir) for seed in args.seeds]
+    print(f"{'seed':>4s} {'wall s':>7s} {'first s':>8s} {'steps':>7s} {'reward':>7s} {'RSS MB':>7s}")
+    for r in runs:
+        print(
+            f"{r['seed']:4d} {r['wall_s']:7.2f} {r['first_result_s']:8.2f} {r['env_steps']:7d} "
+            f"{r['reward']:7.1f} {r['peak_rss_mb']:7.1f}"
         )
-    )
+    summary = {
+        "median_wall_s": statistics.median(r["wall_s"] for r in runs),
+        "median_first_result_s": statistics.median(r["first_result_s"] for r in runs),
+        "median_env_steps": statistics.median(r["env_steps"] for r in runs),
+        "max_peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "all_solved": all(r["solved"] for r in runs),
+        "runs": runs,
+    }
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":
