@@ -80,7 +80,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rlconf_solve_") as local_dir:
         runs = [run(seed, local_dir) for seed in args.seeds]
-    print(f"{'seed':>4s} {'wall s':>7s} {'first s':>8s} {'steps':>7s} {'reward':>7s} {'RSS MB':>7s}")
+    print("seed  wall s  first s   steps  reward  RSS MB")
     for r in runs:
         print(
             f"{r['seed']:4d} {r['wall_s']:7.2f} {r['first_result_s']:8.2f} {r['env_steps']:7d} "

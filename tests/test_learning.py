@@ -1,8 +1,16 @@
-"""Learning tests: a fixed seed and an env-step budget, never a wall-clock limit."""
+"""Learning tests: fixed seeds and an env-step budget, never a wall-clock limit.
+
+Floating-point results differ between CPUs, torch's kernel sets (`ATEN_CPU_CAPABILITY`) and
+library versions, and so do trajectories. Each test therefore asks k of n seeds to reach the
+target within a budget well above what the settings need (the margins are in each docstring,
+measured with `ATEN_CPU_CAPABILITY` default, avx2 and avx512): one unlucky trajectory does not
+fail the suite, and a broken algorithm still does.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,65 +33,104 @@ def _train_until(config: AlgorithmConfig, target: float, budget: int) -> dict[st
         algo.stop()
 
 
-def test_ppo_solves_cartpole_within_100k_steps_on_the_embedded_default() -> None:
-    result = _train_until(tuned_config(seed=0), 450, 100_000)
-    assert result["episode_reward_mean"] >= 450, result["episode_reward_mean"]
-    assert result["timesteps_total"] <= 100_000
-    assert result["num_healthy_workers"] == 0
+def _k_of_n(
+    make_config: Callable[[int], AlgorithmConfig],
+    target: float,
+    budget: int,
+    *,
+    seeds: tuple[int, ...] = (0, 1, 2),
+    need: int = 2,
+) -> list[tuple[int, int, float]]:
+    """Train seed after seed until ``need`` of them reach ``target`` within ``budget`` steps
+    (stopping early once that is settled either way); returns (seed, steps, return) per run."""
+    runs: list[tuple[int, int, float]] = []
+    for index, seed in enumerate(seeds):
+        result = _train_until(make_config(seed), target, budget)
+        runs.append((seed, int(result["timesteps_total"]), float(result["episode_reward_mean"])))
+        solved = sum(reward >= target for _, _, reward in runs)
+        if solved >= need or solved + len(seeds) - index - 1 < need:
+            break
+    solved = sum(reward >= target for _, _, reward in runs)
+    assert solved >= need, f"{solved} of {len(runs)} seeds reached {target}: {runs}"
+    return runs
+
+
+def test_tuned_ppo_solves_cartpole_within_100k_steps_on_the_embedded_default() -> None:
+    """The main job's settings need 48k-57k steps on seeds 0-4 under every kernel set."""
+
+    def config(seed: int) -> AlgorithmConfig:
+        return tuned_config(seed)
+
+    for _, steps, _ in _k_of_n(config, 450, 100_000):
+        assert steps <= 100_000
+    algo = tuned_config(0).build()
+    try:
+        assert algo.train()["num_healthy_workers"] == 0  # the embedded default: no actors
+    finally:
+        algo.stop()
 
 
 def test_pg_passes_150_on_cartpole() -> None:
-    config = (
-        PGConfig()
-        .environment("CartPole-v1")
-        .rollouts(num_envs_per_worker=10, rollout_fragment_length=100)
-        .training(lr=0.004, gamma=0.99, train_batch_size=1000, model={"fcnet_hiddens": [32]})
-        .debugging(seed=0)
-    )
-    result = _train_until(config, 150, 100_000)
-    assert result["episode_reward_mean"] >= 150, result["episode_reward_mean"]
+    """REINFORCE with a [32] network; the budget is twice what the slowest run needed."""
+
+    def config(seed: int) -> AlgorithmConfig:
+        return (
+            PGConfig()
+            .environment("CartPole-v1")
+            .rollouts(num_envs_per_worker=10, rollout_fragment_length=100)
+            .training(lr=0.004, gamma=0.99, train_batch_size=1000, model={"fcnet_hiddens": [32]})
+            .debugging(seed=seed)
+        )
+
+    _k_of_n(config, 150, 100_000)
 
 
 def test_a2c_passes_150_on_cartpole() -> None:
-    config = (
-        A2CConfig()
-        .environment("CartPole-v1")
-        .rollouts(num_workers=0, num_envs_per_worker=8, rollout_fragment_length=25)
-        .training(
-            lr=0.007,
-            gamma=0.99,
-            lambda_=1.0,
-            train_batch_size=200,
-            vf_loss_coeff=0.5,
-            entropy_coeff=0.0,
-            grad_clip=0.5,
-            model={"fcnet_hiddens": [64, 64]},
+    """Synchronous A2C with gradient clipping; the budget is twice what the slowest run needed."""
+
+    def config(seed: int) -> AlgorithmConfig:
+        return (
+            A2CConfig()
+            .environment("CartPole-v1")
+            .rollouts(num_workers=0, num_envs_per_worker=8, rollout_fragment_length=25)
+            .training(
+                lr=0.007,
+                gamma=0.99,
+                lambda_=1.0,
+                train_batch_size=200,
+                vf_loss_coeff=0.5,
+                entropy_coeff=0.0,
+                grad_clip=0.5,
+                model={"fcnet_hiddens": [64, 64]},
+            )
+            .reporting(min_time_s_per_reporting=0)
+            .debugging(seed=seed)
         )
-        .reporting(min_time_s_per_reporting=0)
-        .debugging(seed=0)
-    )
-    result = _train_until(config, 150, 150_000)
-    assert result["episode_reward_mean"] >= 150, result["episode_reward_mean"]
+
+    _k_of_n(config, 150, 150_000)
 
 
 def test_ppo_learns_pendulum_with_continuous_actions() -> None:
-    config = (
-        PPOConfig()
-        .environment("Pendulum-v1")
-        .rollouts(num_workers=0, num_envs_per_worker=4, rollout_fragment_length=1024)
-        .training(
-            lr=1e-3,
-            gamma=0.9,
-            lambda_=0.95,
-            train_batch_size=4096,
-            sgd_minibatch_size=256,
-            num_sgd_iter=10,
-            kl_coeff=0.0,
-            clip_param=0.2,
-            vf_clip_param=1e5,
-            model={"fcnet_hiddens": [64, 64]},
+    """PPO with a Gaussian policy; the budget is twice what the slowest run needed."""
+
+    def config(seed: int) -> AlgorithmConfig:
+        return (
+            PPOConfig()
+            .environment("Pendulum-v1")
+            .rollouts(num_workers=0, num_envs_per_worker=4, rollout_fragment_length=1024)
+            .training(
+                lr=1e-3,
+                gamma=0.9,
+                lambda_=0.95,
+                train_batch_size=4096,
+                sgd_minibatch_size=256,
+                num_sgd_iter=10,
+                kl_coeff=0.0,
+                clip_param=0.2,
+                vf_clip_param=1e5,
+                model={"fcnet_hiddens": [64, 64]},
+            )
+            .debugging(seed=seed)
         )
-        .debugging(seed=0)
-    )
-    result = _train_until(config, -400, 160_000)
-    assert result["episode_reward_mean"] > -400, result["episode_reward_mean"]
+
+    _k_of_n(config, -400, 160_000)

@@ -92,6 +92,14 @@ class Adam:
             }
         ]
         self.state: dict[int, dict[str, torch.Tensor]] = {}
+        # Every parameter's step count is a view into one tensor, so that the usual step (all
+        # parameters have gradients) counts them all with one add instead of one per tensor.
+        devices = {p.device for p in self.params}
+        self._steps = (
+            torch.zeros(len(self.params), dtype=torch.float32, device=self.params[0].device)
+            if len(devices) == 1
+            else None
+        )
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for param in self.params:
@@ -104,7 +112,7 @@ class Adam:
         state = self.state.get(index)
         if state is None:
             state = {
-                "step": torch.zeros((), dtype=torch.float32, device=param.device),
+                "step": self._step_tensor(index, param),
                 "exp_avg": torch.zeros_like(param, memory_format=torch.preserve_format),
                 "exp_avg_sq": torch.zeros_like(param, memory_format=torch.preserve_format),
             }
@@ -112,6 +120,11 @@ class Adam:
         if amsgrad and "max_exp_avg_sq" not in state:
             state["max_exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
         return state
+
+    def _step_tensor(self, index: int, param: torch.Tensor) -> torch.Tensor:
+        if self._steps is not None:
+            return self._steps[index]
+        return torch.zeros((), dtype=torch.float32, device=param.device)
 
     @torch.no_grad()
     def step(self) -> None:
@@ -128,7 +141,10 @@ class Adam:
         if not params:
             return
         steps = [s["step"] for s in states]
-        torch._foreach_add_(steps, 1)
+        if self._steps is not None and len(params) == len(self.params):
+            self._steps.add_(1)
+        else:
+            torch._foreach_add_(steps, 1)
         beta1, beta2 = group["betas"]
         torch._fused_adam_(
             params,
@@ -166,9 +182,12 @@ class Adam:
         self.state = {}
         for index, values in dict(state_dict["state"]).items():
             param = self.params[int(index)]
-            self.state[int(index)] = {
-                name: value.to(device=param.device, dtype=torch.float32)
-                if name == "step"
-                else value.to(device=param.device, dtype=param.dtype)
+            state = {
+                name: value.to(device=param.device, dtype=param.dtype)
                 for name, value in dict(values).items()
+                if name != "step"
             }
+            step = self._step_tensor(int(index), param)
+            step.copy_(torch.as_tensor(values["step"], dtype=torch.float32))
+            state["step"] = step
+            self.state[int(index)] = state

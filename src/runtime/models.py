@@ -144,7 +144,8 @@ class FullyConnectedNetwork(TorchModel):
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         obs = input_dict["obs_flat"]
         features = self.trunk(obs)
-        self._features = features if self.vf_share_layers else obs
+        # Straight into __dict__: Module.__setattr__'s checks cost more than a small layer.
+        self.__dict__["_features"] = features if self.vf_share_layers else obs
         return self.log_std(self.logits(features)), state
 
     def value_function(self) -> torch.Tensor:

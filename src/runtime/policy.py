@@ -8,6 +8,7 @@ preprocessor and the filter. Subclasses implement ``loss`` (and may override
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +49,8 @@ class TorchPolicy(abc.ABC):
             observation_space, action_space, num_outputs, model_config
         ).to(self.device)
         self.global_timestep = 0
+        clip = config.get("grad_clip")
+        self._grad_clip = None if clip is None else float(clip)
         self.num_grad_updates = 0
         self._lr_schedule = _schedule(config.get("lr_schedule"), float(config["lr"]))
         self.cur_lr = self._lr_schedule.value(0)
@@ -122,7 +125,7 @@ class TorchPolicy(abc.ABC):
         values: Array = self.model.values(self._input(obs_batch)).cpu().numpy()
         return values
 
-    @property
+    @functools.cached_property
     def has_critic(self) -> bool:
         return bool(self.config.get("use_critic", False))
 
@@ -176,9 +179,9 @@ class TorchPolicy(abc.ABC):
         loss, stats = self.loss(tensors)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()  # type: ignore[no-untyped-call]
-        clip = self.config.get("grad_clip")
-        if clip is not None:
-            stats["grad_gnorm"] = clip_grad_norm(self.optimizer.param_groups[0]["params"], clip)
+        if self._grad_clip is not None:
+            params = self.optimizer.param_groups[0]["params"]
+            stats["grad_gnorm"] = clip_grad_norm(params, self._grad_clip)
         self.optimizer.step()
         self.num_grad_updates += 1
         return {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in stats.items()}
