@@ -71,7 +71,7 @@ def test_tuned_ppo_solves_cartpole_within_100k_steps_on_the_embedded_default() -
 
 
 def test_pg_passes_150_on_cartpole() -> None:
-    """REINFORCE with a [32] network; the budget is twice what the slowest run needed."""
+    """REINFORCE with a [32] network: 63k-68k steps on seeds 0-2 under every kernel set."""
 
     def config(seed: int) -> AlgorithmConfig:
         return (
@@ -82,11 +82,12 @@ def test_pg_passes_150_on_cartpole() -> None:
             .debugging(seed=seed)
         )
 
-    _k_of_n(config, 150, 100_000)
+    _k_of_n(config, 150, 130_000)
 
 
 def test_a2c_passes_150_on_cartpole() -> None:
-    """Synchronous A2C with gradient clipping; the budget is twice what the slowest run needed."""
+    """Synchronous A2C with gradient clipping: 57k-103k steps on seeds 0-2 under every kernel
+    set."""
 
     def config(seed: int) -> AlgorithmConfig:
         return (
@@ -107,11 +108,12 @@ def test_a2c_passes_150_on_cartpole() -> None:
             .debugging(seed=seed)
         )
 
-    _k_of_n(config, 150, 150_000)
+    _k_of_n(config, 150, 200_000)
 
 
 def test_ppo_learns_pendulum_with_continuous_actions() -> None:
-    """PPO with a Gaussian policy; the budget is twice what the slowest run needed."""
+    """PPO with a Gaussian policy and gradient clipping: 74k-102k steps on seeds 0-4 under every
+    kernel set (without the clipping, 74k-193k)."""
 
     def config(seed: int) -> AlgorithmConfig:
         return (
@@ -128,9 +130,10 @@ def test_ppo_learns_pendulum_with_continuous_actions() -> None:
                 kl_coeff=0.0,
                 clip_param=0.2,
                 vf_clip_param=1e5,
+                grad_clip=0.5,
                 model={"fcnet_hiddens": [64, 64]},
             )
             .debugging(seed=seed)
         )
 
-    _k_of_n(config, -400, 160_000)
+    _k_of_n(config, -400, 200_000)
