@@ -120,10 +120,11 @@ def test_recreate_failed_workers_replaces_and_syncs_them() -> None:
 
 
 def test_ppo_with_two_remote_workers_learns_cartpole() -> None:
-    # The tuned settings, with the 16 sub-envs spread over two remote workers.
+    # The tuned settings, with the 8 sub-envs spread over two remote workers; 150 takes about
+    # 17k steps there, under a third of the budget.
     algorithm = (
         tuned_config(seed=0)
-        .rollouts(num_workers=2, num_envs_per_worker=8)
+        .rollouts(num_workers=2, num_envs_per_worker=4)
         .resources(num_cpus_per_worker=0.5, num_cpus_for_driver=0)
         .build()
     )
