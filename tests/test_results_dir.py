@@ -98,3 +98,21 @@ def test_tensorboard_reads_every_result_key_stepped_by_timesteps(tmp_path: Path)
     scalars = events.Scalars("episode_reward_mean")
     assert [s.step for s in scalars] == [r["timesteps_total"] for r in results]
     assert "evaluation/episode_reward_mean" in events.Tags()["scalars"]
+
+
+@pytest.mark.parametrize("log_sys_usage", [True, False])
+def test_log_sys_usage_adds_cpu_and_memory_use_to_results(
+    tmp_path: Path, log_sys_usage: bool
+) -> None:
+    algo = _config(tmp_path).debugging(log_sys_usage=log_sys_usage).build()
+    try:
+        result = algo.train()
+    finally:
+        algo.stop()
+    if not log_sys_usage:
+        assert "perf" not in result
+        return
+    perf = result["perf"]
+    assert 0 <= perf["cpu_util_percent"] <= 100.0 + 1e-6
+    assert perf["process_rss_mb"] > 50  # torch alone is larger than that
+    assert 0 < perf["ram_util_percent"] < 100
