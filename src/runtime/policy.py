@@ -179,12 +179,19 @@ class TorchPolicy(abc.ABC):
         loss, stats = self.loss(tensors)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()  # type: ignore[no-untyped-call]
+        stats.update(self.apply_gradients())
+        return {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in stats.items()}
+
+    def apply_gradients(self) -> dict[str, torch.Tensor]:
+        """Clip the accumulated gradients (``grad_clip``) and take the optimizer step; returns
+        ``{"grad_gnorm": norm}`` when clipping."""
+        stats = {}
         if self._grad_clip is not None:
             params = self.optimizer.param_groups[0]["params"]
             stats["grad_gnorm"] = clip_grad_norm(params, self._grad_clip)
         self.optimizer.step()
         self.num_grad_updates += 1
-        return {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in stats.items()}
+        return stats
 
     def on_global_var_update(self, global_vars: Mapping[str, Any]) -> None:
         """Receive the global timestep; moves the lr (and other) schedules."""

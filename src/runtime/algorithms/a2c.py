@@ -72,13 +72,7 @@ class A2CTorchPolicy(TorchPolicy):
             for key, value in stats.items():
                 detached = value.detach() if isinstance(value, torch.Tensor) else value
                 sums[key] = sums[key] + share * detached
-        clip = self.config.get("grad_clip")
-        if clip is not None:
-            sums["grad_gnorm"] = torch.nn.utils.clip_grad_norm_(
-                self.model.parameters(), float(clip)
-            )
-        self.optimizer.step()
-        self.num_grad_updates += 1
+        sums.update(self.apply_gradients())
         learner = {k: float(v) for k, v in sums.items()}
         learner.update(cur_lr=self.cur_lr, num_microbatches=-(-size // int(micro)))
         return {"learner_stats": learner, "num_grad_updates": self.num_grad_updates}
