@@ -23,8 +23,8 @@ import ray
 
 from rlconf import PPOConfig
 from runtime.algorithms.ppo import PPOTorchPolicy
-from runtime.env_registry import env_creator_for
-from runtime.worker_set import WorkerSet
+from runtime.env.env_registry import env_creator_for
+from runtime.env.worker_set import WorkerSet
 
 ENV = "CartPole-v1"
 STEPS = 40_000

@@ -12,7 +12,7 @@ from typing import Any
 
 from rlconf import PPOConfig
 from runtime import WorkerSet
-from runtime.metrics import summarize_episodes
+from runtime.results.metrics import summarize_episodes
 
 ITERATIONS = int(os.environ.get("RLCONF_EXAMPLE_ITERATIONS", 5))
 

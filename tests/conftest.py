@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-#: runtime.result_logger.RESULTS_ROOT_ENV (not imported: conftest stays free of torch and ray)
+#: runtime.results.result_logger.RESULTS_ROOT_ENV (not imported: conftest stays free of torch
+#: and ray)
 RESULTS_ROOT_ENV = "RLCONF_RESULTS_DIR"
 
 

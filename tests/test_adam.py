@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from rlconf import ConfigError
-from runtime.adam import Adam, make_adam
+from runtime.core.adam import Adam, make_adam
 
 
 def _train(optimizer_factory: Any, steps: int = 15) -> tuple[torch.nn.Module, Any]:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from rlconf import ConfigError, PGConfig
-from runtime.batch_files import BatchReader, decode_batch, encode_batch, input_files
-from runtime.sample_batch import SampleBatch
+from runtime.core.sample_batch import SampleBatch
+from runtime.offline.batch_files import BatchReader, decode_batch, encode_batch, input_files
 
 
 def _pg(**offline: object) -> PGConfig:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from runtime.distributions import Categorical, DiagGaussian, MultiCategorical, distribution_for
+from runtime.core.distributions import Categorical, DiagGaussian, MultiCategorical, distribution_for
 
 
 def test_categorical() -> None:

@@ -4,8 +4,9 @@
 (a) read by the runtime while it builds, trains, evaluates and saves on the embedded default,
     or shown to act by a check of its own here (settings of remote workers, images, files); or
 (b) refused at build with the reason when set to anything but the value the runtime behaves as
-    (``runtime.unsupported.REFUSED``); or
-(c) one of the few keys no value of changes anything (``runtime.unsupported.NO_EFFECT``), which
+    (``runtime.training.unsupported.REFUSED``); or
+(c) one of the few keys no value of changes anything
+    (``runtime.training.unsupported.NO_EFFECT``), which
     their descriptions say; or
 (d) an off switch of the reference, accepted only "off" and named in a warning at build
     (``rlconf.inert_keys``).
@@ -30,8 +31,8 @@ import ray
 import torch
 
 import runtime.algorithm
-import runtime.ray_session
-import runtime.rollout_worker
+import runtime.cluster.ray_session
+import runtime.env.rollout_worker
 from rlconf import A2CConfig, AlgorithmConfig, ConfigError, PGConfig, PPOConfig
 from rlconf.inert_keys import INERT_MODEL_KEYS
 from rlconf.model_config import ModelConfigDict
@@ -39,16 +40,16 @@ from rlconf.registry import get_config_class, list_algorithms
 from runtime import RolloutWorker
 from runtime.algorithms.a2c import A2CTorchPolicy
 from runtime.algorithms.pg import PGTorchPolicy
-from runtime.batch_files import encode_batch
 from runtime.callbacks import DefaultCallbacks
-from runtime.env_registry import env_creator_for
-from runtime.model_catalog import ModelCatalog
-from runtime.models import TorchModel
-from runtime.preprocessors import get_preprocessor
-from runtime.sample_batch import SampleBatch
-from runtime.tanh import Tanh
-from runtime.unsupported import NO_EFFECT, REFUSED, refuse_unsupported
-from runtime.worker_set import WorkerSet
+from runtime.core.model_catalog import ModelCatalog
+from runtime.core.models import TorchModel
+from runtime.core.sample_batch import SampleBatch
+from runtime.core.tanh import Tanh
+from runtime.env.env_registry import env_creator_for
+from runtime.env.preprocessors import get_preprocessor
+from runtime.env.worker_set import WorkerSet
+from runtime.offline.batch_files import encode_batch
+from runtime.training.unsupported import NO_EFFECT, REFUSED, refuse_unsupported
 
 TESTS = Path(__file__).resolve().parent
 
@@ -117,7 +118,7 @@ def _record_reads(monkeypatch: pytest.MonkeyPatch, reads: set[str]) -> None:
 
     monkeypatch.setattr(ModelCatalog, "get_model", staticmethod(model))
     monkeypatch.setattr(ModelCatalog, "get_action_dist", staticmethod(action_dist))
-    monkeypatch.setattr(runtime.rollout_worker, "get_preprocessor", preprocessor)
+    monkeypatch.setattr(runtime.env.rollout_worker, "get_preprocessor", preprocessor)
 
 
 def _tiny(config_class: type[AlgorithmConfig], tmp_path: Path) -> AlgorithmConfig:
@@ -203,7 +204,7 @@ def in_process_actors(monkeypatch: pytest.MonkeyPatch) -> type[_FakeActorClass]:
     monkeypatch.setattr(ray, "get", lambda refs: refs)
     monkeypatch.setattr(ray, "put", lambda value: value)
     monkeypatch.setattr(ray, "kill", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runtime.ray_session, "ensure_ray", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runtime.cluster.ray_session, "ensure_ray", lambda *args, **kwargs: None)
     return _FakeActorClass
 
 
@@ -406,7 +407,7 @@ def test_every_key_is_read_refused_or_documented(
     assert not unaccounted, (
         f"{algorithm}: these settings are neither read by the runtime nor refused at build "
         f"nor documented as having no effect: {unaccounted}. Wire them, add them to "
-        "runtime.unsupported.REFUSED, or (only if no value can matter) NO_EFFECT."
+        "runtime.training.unsupported.REFUSED, or (only if no value can matter) NO_EFFECT."
     )
 
 

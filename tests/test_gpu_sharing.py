@@ -11,7 +11,7 @@ import ray
 
 from rlconf import ConfigError, PPOConfig
 from runtime.algorithm import Algorithm
-from runtime.placement import ResourceError
+from runtime.cluster.placement import ResourceError
 from tests.ray_session import local_ray
 
 

@@ -15,7 +15,7 @@ import ray
 from rlconf import PPOConfig
 from runtime import WorkerSet
 from runtime.algorithm import Algorithm
-from runtime.placement import ResourceError
+from runtime.cluster.placement import ResourceError
 from tests.envs import SleepyEnv, WorkerIndexCallbacks
 from tests.ray_session import local_ray
 

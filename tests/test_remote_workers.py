@@ -14,7 +14,7 @@ import ray
 
 from rlconf import PPOConfig
 from runtime import PPO
-from runtime.worker_set import WorkerFailure
+from runtime.env.worker_set import WorkerFailure
 from tests.envs import RecreationCallbacks
 from tests.ray_session import ROOT, local_ray
 

@@ -7,7 +7,7 @@ from ray.tune import PlacementGroupFactory
 
 from rlconf import ConfigError, PPOConfig
 from runtime import PPO
-from runtime.resources import resource_plan
+from runtime.cluster.resources import resource_plan
 
 
 def _config() -> PPOConfig:

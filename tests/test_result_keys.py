@@ -12,7 +12,7 @@ from rlconf import ConfigError, PPOConfig
 from rlconf.result_keys import describe, known_names
 from rlconf.stop_criteria import StopCriteria, stop_issues
 from runtime import DefaultCallbacks
-from runtime.result_logger import flatten
+from runtime.results.result_logger import flatten
 
 COMMON_KEYS = [
     "episode_reward_mean",

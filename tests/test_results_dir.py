@@ -11,7 +11,7 @@ import pytest
 
 from rlconf import ConfigError, PPOConfig
 from runtime import Algorithm
-from runtime.result_logger import flatten
+from runtime.results.result_logger import flatten
 
 
 def _config(tmp_path: Path) -> PPOConfig:

@@ -11,7 +11,7 @@ import pytest
 from rlconf import PGConfig, PPOConfig
 from runtime import EnvContext, RolloutWorker, SampleBatch, register_env
 from runtime.algorithms.ppo import PPOTorchPolicy
-from runtime.env_registry import env_creator_for
+from runtime.env.env_registry import env_creator_for
 from tests.envs import ConstantRewardEnv, CorridorEnv, RecordingCallbacks
 
 

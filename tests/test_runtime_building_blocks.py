@@ -11,7 +11,7 @@ import pytest
 
 from rlconf import ConfigError
 from runtime import EnvContext, SampleBatch, TaskSettableEnv, register_env
-from runtime.env_registry import env_creator_for
+from runtime.env.env_registry import env_creator_for
 
 
 def _batch() -> SampleBatch:

@@ -12,10 +12,10 @@ import torch
 from rlconf import A2CConfig, PPOConfig
 from runtime import ModelCatalog, TorchModel
 from runtime.algorithms.ppo import PPOTorchPolicy
-from runtime.filters import MeanStdFilter, RunningStat
-from runtime.postprocessing import compute_advantages
-from runtime.preprocessors import get_preprocessor
-from runtime.schedules import PiecewiseSchedule
+from runtime.core.postprocessing import compute_advantages
+from runtime.core.schedules import PiecewiseSchedule
+from runtime.env.filters import MeanStdFilter, RunningStat
+from runtime.env.preprocessors import get_preprocessor
 
 
 def test_preprocessors_flatten_every_supported_space() -> None:
@@ -209,7 +209,7 @@ def test_lr_schedule_moves_the_optimizer_lr() -> None:
 
 
 def test_the_models_tanh_matches_torch_with_and_without_gradients() -> None:
-    from runtime.tanh import Tanh
+    from runtime.core.tanh import Tanh
 
     layer = Tanh()
     x = torch.randn(64, 32)

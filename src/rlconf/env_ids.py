@@ -28,7 +28,7 @@ def env_issue(env: Any, field: str = "env") -> FieldIssue | None:
     """What is wrong with ``env`` as an environment to make here, or None."""
     if not isinstance(env, str) or is_import_path(env):
         return None
-    registry = sys.modules.get("runtime.env_registry")
+    registry = sys.modules.get("runtime.env.env_registry")
     registered: list[str] = []
     if registry is not None:
         try:

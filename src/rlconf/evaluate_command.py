@@ -39,8 +39,8 @@ def run_evaluate(
     if env is not None and (problem := env_issue(env, "--env")) is not None:
         raise ConfigError("rlconf evaluate", [problem])
     from runtime.algorithm import Algorithm
-    from runtime.checkpoints import STATE_FILE, CheckpointError, saved_config
-    from runtime.result_logger import write_text_atomic
+    from runtime.results.result_logger import write_text_atomic
+    from runtime.training.checkpoint_files import STATE_FILE, CheckpointError, saved_config
 
     folder = Path(checkpoint)
     if not (folder / STATE_FILE).is_file() and not _CHECKPOINT_NAME.fullmatch(folder.name):

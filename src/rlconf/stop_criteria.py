@@ -162,7 +162,7 @@ class StopCriteria:
             raise ConfigError(self.where, missing)
 
     def _missing(self, key: str, result: Mapping[str, Any]) -> FieldIssue:
-        from runtime.result_logger import flatten  # the run is going: the runtime is loaded
+        from runtime.results.result_logger import flatten  # the run is going: the runtime is loaded
 
         present = [k for k, _ in flatten(result) if k != "config"]
         hint = did_you_mean(key, present)

@@ -5,17 +5,17 @@ from runtime.algorithms.a2c import A2C
 from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
 from runtime.callbacks import DefaultCallbacks, make_multi_callbacks
-from runtime.env_context import EnvContext
-from runtime.env_registry import register_env
-from runtime.episode import Episode
-from runtime.model_catalog import ModelCatalog
-from runtime.models import TorchModel
-from runtime.policy import TorchPolicy
-from runtime.rollout_worker import RolloutWorker
-from runtime.sample_batch import SampleBatch
-from runtime.task_settable_env import TaskSettableEnv
-from runtime.tune_support import install as _install_tune_support
-from runtime.worker_set import WorkerSet
+from runtime.cluster.tune_support import install as _install_tune_support
+from runtime.core.model_catalog import ModelCatalog
+from runtime.core.models import TorchModel
+from runtime.core.policy import TorchPolicy
+from runtime.core.sample_batch import SampleBatch
+from runtime.env.env_context import EnvContext
+from runtime.env.env_registry import register_env
+from runtime.env.episode import Episode
+from runtime.env.rollout_worker import RolloutWorker
+from runtime.env.task_settable_env import TaskSettableEnv
+from runtime.env.worker_set import WorkerSet
 
 _install_tune_support()
 

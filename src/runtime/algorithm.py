@@ -18,14 +18,25 @@ import torch
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
 from rlconf.registry import get_algorithm_class
-from runtime import checkpoints
 from runtime.callbacks import DefaultCallbacks
-from runtime.cpu_threads import set_learner_threads
-from runtime.driver_environment import set_driver_environs
-from runtime.env_registry import EnvCreator, env_creator_for
-from runtime.env_runner import action_processor
-from runtime.episode import EpisodeMetrics
-from runtime.evaluation import (
+from runtime.cluster.cpu_threads import set_learner_threads
+from runtime.cluster.driver_environment import set_driver_environs
+from runtime.cluster.placement import Placement, local_cluster_cpus
+from runtime.cluster.ray_session import ensure_ray
+from runtime.cluster.resources import ResourcePlan, Role, resource_plan
+from runtime.core.policy import TorchPolicy
+from runtime.core.sample_batch import SampleBatch
+from runtime.env.env_registry import EnvCreator, env_creator_for
+from runtime.env.env_runner import action_processor
+from runtime.env.episode import EpisodeMetrics
+from runtime.env.rollout_worker import DEFAULT_POLICY_ID, RolloutWorker
+from runtime.env.worker_set import WorkerSet
+from runtime.offline.input_reader import input_reader
+from runtime.results.metrics import EpisodeHistory, summarize_episodes
+from runtime.results.result_logger import ResultLogger, claim_logdir, planned_logdir
+from runtime.results.system_usage import SystemUsage
+from runtime.training import checkpoint_files as checkpoints
+from runtime.training.evaluation import (
     DurationFn,
     accepts_train_future,
     duration_fn_for,
@@ -34,20 +45,9 @@ from runtime.evaluation import (
     placeholder_metrics,
     run_evaluation,
 )
-from runtime.evaluation_config import evaluation_config, evaluation_configured
-from runtime.metrics import EpisodeHistory, summarize_episodes
-from runtime.offline_input import input_reader
-from runtime.placement import Placement, local_cluster_cpus
-from runtime.policy import TorchPolicy
-from runtime.ray_session import ensure_ray
-from runtime.resources import ResourcePlan, Role, resource_plan
-from runtime.result_logger import ResultLogger, claim_logdir, planned_logdir
-from runtime.rollout_worker import DEFAULT_POLICY_ID, RolloutWorker
-from runtime.sample_batch import SampleBatch
-from runtime.system_usage import SystemUsage
-from runtime.trainable import Trainable
-from runtime.unsupported import refuse_unsupported
-from runtime.worker_set import WorkerSet
+from runtime.training.evaluation_config import evaluation_config, evaluation_configured
+from runtime.training.trainable import Trainable
+from runtime.training.unsupported import refuse_unsupported
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class Algorithm(Trainable):
     def default_resource_request(cls, config: AlgorithmConfig | Mapping[str, Any]) -> Any:
         """The resources Tune reserves for a trial: a ``PlacementGroupFactory`` with the driver
         bundle, one bundle per rollout worker and one per evaluation worker. The algorithm
-        places its actors in exactly these bundles (``runtime.resources``)."""
+        places its actors in exactly these bundles (``runtime.cluster.resources``)."""
         if isinstance(config, Mapping):
             config = {k: v for k, v in config.items() if k not in _TUNE_KEYS}
         return resource_plan(cls._resolve_config(config, None)).placement_group_factory()

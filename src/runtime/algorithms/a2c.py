@@ -13,9 +13,9 @@ import torch
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.a2c import A2CConfig
 from runtime.algorithm import Algorithm
-from runtime.policy import TorchPolicy, _schedule
-from runtime.sample_batch import SampleBatch
-from runtime.sample_batch import SampleBatch as SB
+from runtime.core.policy import TorchPolicy, _schedule
+from runtime.core.sample_batch import SampleBatch
+from runtime.core.sample_batch import SampleBatch as SB
 
 
 class A2CTorchPolicy(TorchPolicy):

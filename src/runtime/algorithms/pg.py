@@ -9,8 +9,8 @@ import torch
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.pg import PGConfig
 from runtime.algorithm import Algorithm
-from runtime.policy import TorchPolicy
-from runtime.sample_batch import SampleBatch as SB
+from runtime.core.policy import TorchPolicy
+from runtime.core.sample_batch import SampleBatch as SB
 
 
 class PGTorchPolicy(TorchPolicy):

@@ -14,10 +14,10 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.ppo import PPOConfig
 from runtime.algorithm import Algorithm
 from runtime.algorithms.a2c import A2CTorchPolicy
-from runtime.learner_stats import mean_stats
-from runtime.postprocessing import standardized
-from runtime.sample_batch import SampleBatch
-from runtime.sample_batch import SampleBatch as SB
+from runtime.core.learner_stats import mean_stats
+from runtime.core.postprocessing import standardized
+from runtime.core.sample_batch import SampleBatch
+from runtime.core.sample_batch import SampleBatch as SB
 
 _LOSS_COLUMNS: tuple[str, ...] = (SB.OBS, SB.ACTIONS, SB.ACTION_LOGP, SB.ACTION_DIST_INPUTS)
 _LOSS_COLUMNS += (SB.ADVANTAGES, SB.VALUE_TARGETS)

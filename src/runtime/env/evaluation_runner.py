@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from runtime.env_runner import EnvRunner
-from runtime.episode import EpisodeMetrics
+from runtime.env.env_runner import EnvRunner
+from runtime.env.episode import EpisodeMetrics
 
 
 def split_evenly(total: int, parts: int) -> list[int]:

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from runtime.tanh import Tanh
+from runtime.core.tanh import Tanh
 
 _ACTIVATIONS: dict[str, type[nn.Module] | None] = {
     "tanh": Tanh,

@@ -1,6 +1,6 @@
 """Ray Tune support, switched on only when ``ray.tune`` is imported in this process.
 
-Then ``ray.tune.Trainable`` becomes the base of ``runtime.trainable.Trainable`` (so
+Then ``ray.tune.Trainable`` becomes the base of ``runtime.training.trainable.Trainable`` (so
 ``tune.Tuner(PPO, ...)`` accepts the class), every rlconf algorithm is registered under its name
 (``tune.Tuner("PPO", ...)``, again after every ``ray.init()``: Tune keeps registrations in the
 cluster), and configs are accepted as param spaces (``param_space=config``). Until then nothing
@@ -44,8 +44,8 @@ def enable_tune() -> None:
         from ray.tune.tune import _Config
 
         from rlconf.algorithm_config import AlgorithmConfig
-        from runtime.env_registry import registered_envs
-        from runtime.trainable import Trainable, TuneBaseSlot
+        from runtime.env.env_registry import registered_envs
+        from runtime.training.trainable import Trainable, TuneBaseSlot
 
         if Trainable.__bases__ == (TuneBaseSlot,):
             Trainable.__bases__ = (tune.Trainable,)

@@ -15,18 +15,18 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from runtime.batch_files import BatchWriter
 from runtime.callbacks import DefaultCallbacks
-from runtime.env_context import EnvContext
-from runtime.env_registry import EnvCreator
-from runtime.env_runner import EnvRunner
-from runtime.episode import EpisodeMetrics
-from runtime.evaluation_runner import EvaluationRunner
-from runtime.filters import ObservationFilter, get_filter
-from runtime.model_catalog import ModelCatalog
-from runtime.policy import TorchPolicy
-from runtime.preprocessors import Preprocessor, get_preprocessor
-from runtime.sample_batch import SampleBatch
+from runtime.core.model_catalog import ModelCatalog
+from runtime.core.policy import TorchPolicy
+from runtime.core.sample_batch import SampleBatch
+from runtime.env.env_context import EnvContext
+from runtime.env.env_registry import EnvCreator
+from runtime.env.env_runner import EnvRunner
+from runtime.env.episode import EpisodeMetrics
+from runtime.env.evaluation_runner import EvaluationRunner
+from runtime.env.filters import ObservationFilter, get_filter
+from runtime.env.preprocessors import Preprocessor, get_preprocessor
+from runtime.offline.batch_files import BatchWriter
 
 DEFAULT_POLICY_ID = "default_policy"
 logger = logging.getLogger(__name__)

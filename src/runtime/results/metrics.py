@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.episode import EpisodeMetrics
+from runtime.env.episode import EpisodeMetrics
 
 
 def summarize_episodes(

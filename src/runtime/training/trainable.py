@@ -6,10 +6,10 @@ what Tune's ``Trainable`` does: count iterations and time, fill the same result 
 ``step()``, ``log_result()`` and ``cleanup()``.
 
 Tune needs ``issubclass(PPO, ray.tune.Trainable)``: once ``ray.tune`` is imported in the process,
-``runtime.tune_support`` makes Tune's class the base of this one. Inside a Tune trial (Tune passes
-``storage``) every method here hands over to Tune's own. Every method Tune calls on a trial actor
-is defined here, so that a Ray worker that loads the class before ``ray.tune`` is imported still
-knows all of them.
+``runtime.cluster.tune_support`` makes Tune's class the base of this one. Inside a Tune trial
+(Tune passes ``storage``) every method here hands over to Tune's own. Every method Tune calls
+on a trial actor is defined here, so that a Ray worker that loads the class before ``ray.tune``
+is imported still knows all of them.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Trainable(TuneBaseSlot):
     ) -> None:
         if storage is not None:
             # A Tune trial: Tune's Trainable does the bookkeeping (and calls setup()).
-            from runtime.tune_support import enable_tune
+            from runtime.cluster.tune_support import enable_tune
 
             enable_tune()
             super().__init__(config, storage=storage, **kwargs)  # type: ignore[call-arg]

@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 
 import gymnasium as gym
 
-from runtime.env_registry import EnvCreator, registered_envs
-from runtime.model_catalog import ModelCatalog
-from runtime.policy import TorchPolicy
-from runtime.rollout_worker import RolloutWorker
+from runtime.core.model_catalog import ModelCatalog
+from runtime.core.policy import TorchPolicy
+from runtime.env.env_registry import EnvCreator, registered_envs
+from runtime.env.rollout_worker import RolloutWorker
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -81,7 +81,7 @@ class WorkerSet:
     def _start_remote(self, index: int, num_workers: int) -> Any:
         import ray
 
-        from runtime.ray_session import ensure_ray
+        from runtime.cluster.ray_session import ensure_ray
 
         ensure_ray(self.config)
         actor_class = ray.remote(RolloutWorker)

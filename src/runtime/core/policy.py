@@ -17,12 +17,12 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from runtime.adam import make_adam
-from runtime.gradients import clip_grad_norm
-from runtime.model_catalog import ModelCatalog
-from runtime.postprocessing import compute_advantages
-from runtime.sample_batch import SampleBatch
-from runtime.schedules import PiecewiseSchedule
+from runtime.core.adam import make_adam
+from runtime.core.gradients import clip_grad_norm
+from runtime.core.model_catalog import ModelCatalog
+from runtime.core.postprocessing import compute_advantages
+from runtime.core.sample_batch import SampleBatch
+from runtime.core.schedules import PiecewiseSchedule
 
 Array = npt.NDArray[Any]
 

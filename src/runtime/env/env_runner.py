@@ -17,15 +17,15 @@ import numpy as np
 import numpy.typing as npt
 
 from runtime.callbacks import DefaultCallbacks, overrides
-from runtime.episode import Episode, EpisodeMetrics
-from runtime.filters import ObservationFilter
-from runtime.policy import TorchPolicy
-from runtime.preprocessors import Preprocessor
-from runtime.sample_batch import SampleBatch
+from runtime.core.policy import TorchPolicy
+from runtime.core.sample_batch import SampleBatch
+from runtime.env.episode import Episode, EpisodeMetrics
+from runtime.env.filters import ObservationFilter
+from runtime.env.preprocessors import Preprocessor
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
-    from runtime.rollout_worker import RolloutWorker
+    from runtime.env.rollout_worker import RolloutWorker
 
 Array = npt.NDArray[Any]
 SB = SampleBatch

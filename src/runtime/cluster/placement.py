@@ -11,7 +11,7 @@ import logging
 import math
 from typing import Any
 
-from runtime.resources import ResourcePlan, Role, format_bundle
+from runtime.cluster.resources import ResourcePlan, Role, format_bundle
 
 logger = logging.getLogger(__name__)
 

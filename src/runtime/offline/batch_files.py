@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.sample_batch import SampleBatch
+from runtime.core.sample_batch import SampleBatch
 
 _COMPRESSED = "npy_zlib_b64"
 

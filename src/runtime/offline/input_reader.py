@@ -10,8 +10,8 @@ import gymnasium as gym
 import numpy as np
 
 from rlconf.algorithm_config import AlgorithmConfig
-from runtime.batch_files import BatchReader, input_files
-from runtime.sample_batch import SampleBatch
+from runtime.core.sample_batch import SampleBatch
+from runtime.offline.batch_files import BatchReader, input_files
 
 
 class NormalizingReader:

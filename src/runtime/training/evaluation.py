@@ -16,11 +16,11 @@ from concurrent.futures import Future
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
-from runtime.episode import EpisodeMetrics
-from runtime.evaluation_runner import split_evenly
-from runtime.metrics import summarize_episodes
-from runtime.rollout_worker import RolloutWorker
-from runtime.worker_set import WorkerSet
+from runtime.env.episode import EpisodeMetrics
+from runtime.env.evaluation_runner import split_evenly
+from runtime.env.rollout_worker import RolloutWorker
+from runtime.env.worker_set import WorkerSet
+from runtime.results.metrics import summarize_episodes
 
 DurationFn = Callable[[int], int]
 

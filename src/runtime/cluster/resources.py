@@ -1,7 +1,7 @@
 """The one resource calculation: a config -> the bundles its learner and workers need.
 
 The same ``ResourcePlan`` answers Tune's ``default_resource_request`` and places the actors
-(``runtime.placement``), so what Tune reserves is where the actors run.
+(``runtime.cluster.placement``), so what Tune reserves is where the actors run.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rlconf.algorithm_config import AlgorithmConfig
-from runtime.evaluation_config import evaluation_config, evaluation_configured
+from runtime.training.evaluation_config import evaluation_config, evaluation_configured
 
 Role = Literal["rollout", "evaluation"]
 Bundle = dict[str, float]

@@ -8,8 +8,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from runtime.distributions import distribution_for
-from runtime.models import FullyConnectedNetwork, TorchModel, VisionNetwork
+from runtime.core.distributions import distribution_for
+from runtime.core.models import FullyConnectedNetwork, TorchModel, VisionNetwork
 
 _LOCK = threading.Lock()
 _CUSTOM_MODELS: dict[str, type[TorchModel]] = {}

@@ -12,7 +12,7 @@ import gymnasium as gym
 
 from rlconf.errors import ConfigError
 from rlconf.importpath import ImportPathError, resolve
-from runtime.env_context import EnvContext
+from runtime.env.env_context import EnvContext
 
 EnvCreator = Callable[[EnvContext], Any]
 
@@ -37,7 +37,7 @@ def register_env(name: str, env_creator: EnvCreator) -> None:
 
 def _register_with_tune(name: str, env_creator: EnvCreator) -> None:
     """Keep Tune's registry in step, so names registered here work in Tune trials too (once
-    Tune is imported; ``runtime.tune_support`` registers the earlier ones then)."""
+    Tune is imported; ``runtime.cluster.tune_support`` registers the earlier ones then)."""
     if "ray.tune" not in sys.modules:
         return
     from ray.tune.registry import register_env as tune_register_env

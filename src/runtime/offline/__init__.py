@@ -1,0 +1,1 @@
+"""Offline data: sample batches written to and read from JSON-lines files."""
