@@ -12,7 +12,7 @@ from rlconf.frozen import thaw
 from rlconf.section import key_of
 
 if TYPE_CHECKING:
-    from rlconf.algorithm_config import AlgorithmConfig
+    from rlconf.config_base import ConfigBase
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -26,7 +26,7 @@ def _clean(schema: Any) -> Any:
     return schema
 
 
-def config_json_schema(cls: type[AlgorithmConfig]) -> dict[str, Any]:
+def config_json_schema(cls: type[ConfigBase]) -> dict[str, Any]:
     defaults = cls._class_defaults()
     properties: dict[str, Any] = {}
     defs: dict[str, Any] = {}

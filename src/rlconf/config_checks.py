@@ -1,0 +1,140 @@
+"""``ConfigChecks``: the cross-field checks of ``validate()``, and values derived from several
+fields (``get_rollout_fragment_length()``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Self
+
+from rlconf import search_space
+from rlconf.config_mapping import ConfigMapping
+from rlconf.errors import ConfigError, FieldIssue
+from rlconf.fluent import NOT_SET
+
+DEFAULT_POLICY_ID = "default_policy"
+
+
+class ConfigChecks(ConfigMapping):
+    """Checks between fields, which the per-field validation of each setter can't make."""
+
+    __slots__ = ()
+
+    def validate(self) -> Self:
+        """Run the cross-field checks; raise one ConfigError listing every violation."""
+        issues = self._cross_field_issues()
+        if issues:
+            raise ConfigError(f"{type(self).__name__}.validate()", issues)
+        return self
+
+    def _plain(self, key: str) -> Any:
+        """The value of ``key``, or NOT_SET when it holds a search space (skip such checks)."""
+        value = self._values[key]
+        return NOT_SET if search_space.is_search_space(value) else value
+
+    def _cross_field_issues(self) -> list[FieldIssue]:
+        v = self._plain
+        issues: list[FieldIssue] = []
+        train, fragment = v("train_batch_size"), v("rollout_fragment_length")
+        # "auto" is never longer than train_batch_size.
+        if NOT_SET not in (train, fragment) and fragment != "auto" and train < fragment:
+            issues.append(
+                FieldIssue(
+                    "train_batch_size",
+                    f"must be >= rollout_fragment_length ({fragment})",
+                    train,
+                )
+            )
+        duration, parallel = v("evaluation_duration"), v("evaluation_parallel_to_training")
+        if duration == "auto" and parallel is False:
+            issues.append(
+                FieldIssue(
+                    "evaluation_duration",
+                    "'auto' needs evaluation_parallel_to_training=True",
+                    duration,
+                )
+            )
+        eval_workers = v("evaluation_num_workers")
+        if parallel is True and eval_workers == 0:
+            issues.append(
+                FieldIssue(
+                    "evaluation_parallel_to_training",
+                    "needs evaluation_num_workers > 0 (evaluation can't overlap training in "
+                    "the training process)",
+                    parallel,
+                )
+            )
+        if v("ignore_worker_failures") is True and v("recreate_failed_workers") is True:
+            issues.append(
+                FieldIssue(
+                    "recreate_failed_workers",
+                    "can't be combined with ignore_worker_failures=True; "
+                    "choose one way of handling failed workers",
+                    True,
+                )
+            )
+        if v("_fake_gpus") is True and v("num_gpus") == 0:
+            issues.append(FieldIssue("_fake_gpus", "only has an effect with num_gpus > 0", True))
+        issues.extend(self._multi_agent_issues())
+        return issues
+
+    def _multi_agent_issues(self) -> list[FieldIssue]:
+        policies = self._plain("policies")
+        if policies is NOT_SET:
+            return []
+        issues = []
+        to_train = self._plain("policies_to_train")
+        if isinstance(to_train, list):
+            unknown = [p for p in to_train if p not in policies]
+            if unknown and policies:
+                issues.append(
+                    FieldIssue(
+                        "policies_to_train",
+                        f"names policies that are not in policies: {unknown}",
+                        to_train,
+                        allowed="ids among " + ", ".join(map(repr, policies)),
+                    )
+                )
+            elif unknown:
+                issues.append(
+                    FieldIssue(
+                        "policies_to_train",
+                        f"names {unknown} but policies is empty "
+                        f"(the only policy is {DEFAULT_POLICY_ID!r})",
+                        to_train,
+                    )
+                )
+        if (
+            policies
+            and self._plain("policy_mapping_fn") is None
+            and (DEFAULT_POLICY_ID not in policies)
+        ):
+            issues.append(
+                FieldIssue(
+                    "policy_mapping_fn",
+                    "is None, which maps every agent to "
+                    f"{DEFAULT_POLICY_ID!r}, but policies has no such policy",
+                    None,
+                    allowed="a function agent_id -> policy id",
+                )
+            )
+        return issues
+
+    def get_rollout_fragment_length(self) -> int:
+        """Steps per sub-env in each ``sample()`` fragment: ``rollout_fragment_length``, or for
+        ``"auto"`` ``ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker)``, so
+        that one round of fragments from every worker fills a train batch."""
+        fragment = self["rollout_fragment_length"]
+        if fragment != "auto":
+            return int(fragment)
+        sizes = {k: self[k] for k in ("train_batch_size", "num_workers", "num_envs_per_worker")}
+        spaces = [k for k, value in sizes.items() if search_space.is_search_space(value)]
+        if spaces:
+            raise ConfigError.single(
+                f"{type(self).__name__}.get_rollout_fragment_length()",
+                "rollout_fragment_length",
+                f"'auto' can't be resolved while {', '.join(spaces)} is a search space",
+                value=fragment,
+                has_value=True,
+            )
+        per_round = max(1, int(sizes["num_workers"])) * int(sizes["num_envs_per_worker"])
+        return math.ceil(int(sizes["train_batch_size"]) / per_round)
