@@ -22,7 +22,7 @@ import gymnasium as gym
 import ray
 
 from rlconf import PPOConfig
-from runtime.algorithms.ppo import PPOTorchPolicy
+from runtime.algorithms.ppo import PPO
 from runtime.env.env_registry import env_creator_for
 from runtime.env.worker_set import WorkerSet
 
@@ -60,7 +60,7 @@ def worker_set(num_workers: int, num_envs: int, hiddens: list[int]) -> WorkerSet
     return WorkerSet(
         env_creator=env_creator_for(ENV),
         config=config,
-        policy_class=PPOTorchPolicy,
+        policy_class=PPO.policy_class,
         num_workers=num_workers,
     )
 

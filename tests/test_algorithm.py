@@ -162,8 +162,8 @@ def test_checkpoint_restores_weights_optimizer_counters_and_config(
     files = sorted(str(p.relative_to(path)) for p in Path(path).rglob("*") if p.is_file())
     assert files == [
         "algorithm_state.json",
-        "policies/default_policy/model.pt",
-        "policies/default_policy/optimizer.pt",
+        "policies/default_policy/learner/optimizers/default.pt",
+        "policies/default_policy/module.pt",
     ]
     state = json.loads((Path(path) / "algorithm_state.json").read_text())
     assert state["iteration"] == 2
@@ -177,7 +177,7 @@ def test_checkpoint_restores_weights_optimizer_counters_and_config(
         opt_a = algo.get_policy().optimizer.state_dict()["state"]
         opt_b = restored.get_policy().optimizer.state_dict()["state"]
         assert torch.equal(opt_a[0]["exp_avg"], opt_b[0]["exp_avg"])
-        kl = [vars(a.get_policy())["kl_coeff"] for a in (restored, algo)]
+        kl = [vars(a.get_policy().learner)["kl_coeff"] for a in (restored, algo)]
         assert kl[0] == kl[1]
         result = restored.train()
         assert result["training_iteration"] == 3
@@ -214,7 +214,7 @@ def test_loading_refuses_pickled_objects(trained: Any, tmp_path: Path) -> None:
 
     import pickle
 
-    (path / "policies/default_policy/model.pt").write_bytes(pickle.dumps({"x": Evil()}))
+    (path / "policies/default_policy/module.pt").write_bytes(pickle.dumps({"x": Evil()}))
     with pytest.raises(Exception, match=r"(?i)weights_only|unpickl|Unsupported"):
         Algorithm.from_checkpoint(path)
 

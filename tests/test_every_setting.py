@@ -38,8 +38,8 @@ from rlconf.inert_keys import INERT_MODEL_KEYS
 from rlconf.model_config import ModelConfigDict
 from rlconf.registry import get_config_class, list_algorithms
 from runtime import RolloutWorker
-from runtime.algorithms.a2c import A2CTorchPolicy
-from runtime.algorithms.pg import PGTorchPolicy
+from runtime.algorithms.a2c import A2C
+from runtime.algorithms.pg import PG
 from runtime.callbacks import DefaultCallbacks
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
@@ -214,7 +214,7 @@ def _worker_set(config: AlgorithmConfig, num_workers: int) -> WorkerSet:
     return WorkerSet(
         env_creator=env_creator_for("CartPole-v1"),
         config=config,
-        policy_class=PGTorchPolicy,
+        policy_class=PG.policy_class,
         num_workers=num_workers,
     )
 
@@ -493,7 +493,7 @@ def test_refused_settings_fail_the_build_naming_key_and_reason(algorithm: str, k
 # ------------------------------------------------------------------ newly wired settings
 
 
-def _worker(config: AlgorithmConfig, policy_class: Any = PGTorchPolicy) -> RolloutWorker:
+def _worker(config: AlgorithmConfig, policy_class: Any = PG.policy_class) -> RolloutWorker:
     config.environment("CartPole-v1").rollouts(num_workers=0).debugging(seed=0)
     return RolloutWorker(
         env_creator=env_creator_for("CartPole-v1"),
@@ -503,8 +503,8 @@ def _worker(config: AlgorithmConfig, policy_class: Any = PGTorchPolicy) -> Rollo
 
 
 def test_microbatches_accumulate_the_gradient_of_the_whole_batch() -> None:
-    whole = _worker(A2CConfig(), A2CTorchPolicy)
-    micro = _worker(A2CConfig().training(microbatch_size=7), A2CTorchPolicy)
+    whole = _worker(A2CConfig(), A2C.policy_class)
+    micro = _worker(A2CConfig().training(microbatch_size=7), A2C.policy_class)
     micro.set_weights(whole.get_weights())
     micro.set_weights(whole.get_weights())
     batch = whole.sample()  # 20 rows: microbatches of 7, 7 and 6

@@ -10,7 +10,7 @@ import pytest
 
 from rlconf import PGConfig, PPOConfig
 from runtime import EnvContext, RolloutWorker, SampleBatch, register_env
-from runtime.algorithms.ppo import PPOTorchPolicy
+from runtime.algorithms.ppo import PPO
 from runtime.env.env_registry import env_creator_for
 from tests.envs import ConstantRewardEnv, CorridorEnv, RecordingCallbacks
 
@@ -20,7 +20,7 @@ def _worker(config: Any, **kwargs: Any) -> RolloutWorker:
     return RolloutWorker(
         env_creator=env_creator_for(config["env"]),
         config=config,
-        policy_class=PPOTorchPolicy,
+        policy_class=PPO.policy_class,
         **kwargs,
     )
 
@@ -73,7 +73,7 @@ def test_truncation_bootstraps_and_termination_does_not() -> None:
         .rollouts(rollout_fragment_length=3)
         .training(gamma=0.5, model={"fcnet_hiddens": [4]})
     )
-    from runtime.algorithms.a2c import A2CTorchPolicy
+    from runtime.algorithms.a2c import A2C
 
     frozen = (
         PPOConfig()
@@ -83,7 +83,7 @@ def test_truncation_bootstraps_and_termination_does_not() -> None:
         .freeze()
     )
     worker = RolloutWorker(
-        env_creator=env_creator_for(ConstantRewardEnv), config=frozen, policy_class=A2CTorchPolicy
+        env_creator=env_creator_for(ConstantRewardEnv), config=frozen, policy_class=A2C.policy_class
     )
     batch = worker.sample()
     assert batch["truncateds"].tolist() == [False, False, True]
@@ -95,7 +95,7 @@ def test_truncation_bootstraps_and_termination_does_not() -> None:
     pg = RolloutWorker(
         env_creator=env_creator_for(ConstantRewardEnv),
         config=config.freeze(),
-        policy_class=__import__("runtime.algorithms.pg", fromlist=["PGTorchPolicy"]).PGTorchPolicy,
+        policy_class=__import__("runtime.algorithms.pg", fromlist=["PG"]).PG.policy_class,
     )
     np.testing.assert_allclose(pg.sample()["advantages"], [1.75, 1.5, 1.0])
 

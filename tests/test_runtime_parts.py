@@ -11,7 +11,8 @@ import torch
 
 from rlconf import A2CConfig, PPOConfig
 from runtime import ModelCatalog, TorchModel
-from runtime.algorithms.ppo import PPOTorchPolicy
+from runtime.algorithms.ppo import PPO
+from runtime.core.policy import TorchPolicy
 from runtime.core.postprocessing import compute_advantages
 from runtime.core.schedules import PiecewiseSchedule
 from runtime.env.filters import MeanStdFilter, RunningStat
@@ -99,8 +100,8 @@ def test_piecewise_schedule() -> None:
     assert schedule.value(1000) == 0.0
 
 
-def _policy(config: Any, obs_dim: int = 4, action_space: Any = None) -> PPOTorchPolicy:
-    return PPOTorchPolicy(
+def _policy(config: Any, obs_dim: int = 4, action_space: Any = None) -> TorchPolicy:
+    return PPO.policy_class(
         gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32),
         action_space or gym.spaces.Discrete(2),
         config.freeze(),
@@ -198,10 +199,10 @@ def test_explore_false_is_deterministic_and_weights_round_trip() -> None:
 
 
 def test_lr_schedule_moves_the_optimizer_lr() -> None:
-    from runtime.algorithms.a2c import A2CTorchPolicy
+    from runtime.algorithms.a2c import A2C
 
     config = A2CConfig().training(lr_schedule=[[0, 0.1], [1000, 0.0]]).freeze()
-    policy = A2CTorchPolicy(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), config)
+    policy = A2C.policy_class(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), config)
     assert policy.cur_lr == pytest.approx(0.1)
     policy.on_global_var_update({"timestep": 500})
     assert policy.cur_lr == pytest.approx(0.05)

@@ -17,6 +17,7 @@ from typing import Any
 from rlconf.errors import ConfigError
 from rlconf.experiment import Overrides, load_experiments, make_experiment
 from rlconf.registry import get_config_class, list_algorithms
+from rlconf.user_code import import_user_code
 
 _TRAIN_DESCRIPTION = """\
 Train one algorithm (--run, --env, --config) or every experiment of a YAML file (-f), until a
@@ -131,6 +132,15 @@ def _cmd_list(_args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rlconf", description=__doc__)
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE_OR_FILE",
+        help="import this module or .py file first (repeatable): the algorithms, envs and "
+        "models it registers become usable, e.g. --import examples/custom_algorithm.py",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     train = commands.add_parser(
@@ -235,6 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        for target in args.imports:
+            import_user_code(target)
         code: int = args.handler(args)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -6,6 +6,7 @@ pulls in torch or ray.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,16 +21,66 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class AlgorithmEntry:
     name: str
-    config_class_path: str
-    algorithm_class_path: str
+    #: An import path (``"package.module:Class"``), or the class itself.
+    config_class_path: str | type[Any]
+    algorithm_class_path: str | type[Any]
 
 
 _ENTRIES: dict[str, AlgorithmEntry] = {}
+_LISTENERS: list[Callable[[str], None]] = []
 
 
-def register_algorithm(name: str, config_class_path: str, algorithm_class_path: str) -> None:
-    """Make ``name`` known to ``get_config_class``, the CLI and Tune (by import paths)."""
-    _ENTRIES[name] = AlgorithmEntry(name, config_class_path, algorithm_class_path)
+def on_register(listener: Callable[[str], None]) -> None:
+    """Call ``listener(name)`` for every algorithm registered from now on (the runtime keeps
+    Tune's registry in step this way)."""
+    if listener not in _LISTENERS:
+        _LISTENERS.append(listener)
+
+
+def register_algorithm(
+    name: str, config_class: str | type[Any], algorithm_class: str | type[Any]
+) -> None:
+    """Make ``name`` known to ``get_config_class``, ``config.build()``, the CLI, Tune and
+    ``from_checkpoint``. Each class is given as an import path (imported when first needed) or
+    as the class itself. The config class's ``algo_name`` is set to ``name``."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError.single(
+            "rlconf.register_algorithm()",
+            "name",
+            "must be a non-empty string",
+            value=name,
+            has_value=True,
+        )
+    for field, value in (("config_class", config_class), ("algorithm_class", algorithm_class)):
+        if not isinstance(value, str | type):
+            raise ConfigError.single(
+                "rlconf.register_algorithm()",
+                field,
+                "is neither a class nor an import path",
+                value=value,
+                has_value=True,
+                allowed="a class, or 'package.module:Class'",
+            )
+    if isinstance(config_class, type):
+        _check_config_class(name, config_class)
+    _ENTRIES[name] = AlgorithmEntry(name, config_class, algorithm_class)
+    for listener in _LISTENERS:
+        listener(name)
+
+
+def _check_config_class(name: str, config_class: type[Any]) -> None:
+    from rlconf.algorithm_config import AlgorithmConfig
+
+    if not issubclass(config_class, AlgorithmConfig):
+        raise ConfigError.single(
+            "rlconf.register_algorithm()",
+            "config_class",
+            "is not a subclass of AlgorithmConfig",
+            value=config_class.__name__,
+            has_value=True,
+        )
+    if config_class.algo_name != name:
+        config_class.algo_name = name
 
 
 for _name in ("PPO", "PG", "A2C"):
@@ -61,20 +112,26 @@ def _entry(name: str, where: str) -> AlgorithmEntry:
 
 def get_config_class(name: str) -> type[AlgorithmConfig]:
     """The config class of a registered algorithm: ``get_config_class("PPO") is PPOConfig``."""
-    config_class: type[AlgorithmConfig] = resolve(
-        _entry(name, "rlconf.get_config_class()").config_class_path
-    )
+    entry = _entry(name, "rlconf.get_config_class()")
+    config_class: type[AlgorithmConfig] = _load(entry.config_class_path)
     return config_class
 
 
 def algorithm_class_path(name: str) -> str:
     """Import path of the runtime class of a registered algorithm (not imported here)."""
-    return _entry(name, "rlconf.algorithm_class_path()").algorithm_class_path
+    target = _entry(name, "rlconf.algorithm_class_path()").algorithm_class_path
+    if isinstance(target, str):
+        return target
+    return f"{target.__module__}:{target.__qualname__}"
 
 
 def get_algorithm_class(name: str) -> Any:
     """Import and return the runtime class of a registered algorithm."""
-    return resolve(algorithm_class_path(name))
+    return _load(_entry(name, "rlconf.get_algorithm_class()").algorithm_class_path)
+
+
+def _load(target: str | type[Any]) -> Any:
+    return resolve(target) if isinstance(target, str) else target
 
 
 def config_class_with_field(key: str) -> type[AlgorithmConfig] | None:

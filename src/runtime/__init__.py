@@ -1,21 +1,32 @@
-"""The trainer runtime of rlconf (torch, gymnasium, ray): algorithms, workers, policies."""
+"""The trainer runtime of rlconf (torch, gymnasium, ray): algorithms, workers, policies.
+
+Where things live is described in ARCHITECTURE.md: ``core/`` (modules, learners, exploration,
+policies, batches), ``env/`` (workers and sampling), ``training/`` (the parts of an Algorithm),
+``cluster/`` (resources, placement, Ray and Tune), ``results/``, ``offline/``, ``algorithms/``.
+"""
 
 from runtime.algorithm import Algorithm
 from runtime.algorithms.a2c import A2C
 from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
 from runtime.callbacks import DefaultCallbacks, make_multi_callbacks
+from runtime.cluster.placement import ResourceError
 from runtime.cluster.tune_support import install as _install_tune_support
+from runtime.core.exploration import Exploration, Random, StochasticSampling
+from runtime.core.learner import Learner
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
-from runtime.core.policy import TorchPolicy
+from runtime.core.module import ActorCriticModule, RLModule
+from runtime.core.multi_agent_batch import MultiAgentBatch
+from runtime.core.policy import PolicyBuilder, TorchPolicy
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import register_env
 from runtime.env.episode import Episode
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.task_settable_env import TaskSettableEnv
-from runtime.env.worker_set import WorkerSet
+from runtime.env.worker_set import WorkerFailure, WorkerSet
+from runtime.training.on_policy import OnPolicyAlgorithm
 
 _install_tune_support()
 
@@ -23,16 +34,27 @@ __all__ = [
     "A2C",
     "PG",
     "PPO",
+    "ActorCriticModule",
     "Algorithm",
     "DefaultCallbacks",
     "EnvContext",
     "Episode",
+    "Exploration",
+    "Learner",
     "ModelCatalog",
+    "MultiAgentBatch",
+    "OnPolicyAlgorithm",
+    "PolicyBuilder",
+    "RLModule",
+    "Random",
+    "ResourceError",
     "RolloutWorker",
     "SampleBatch",
+    "StochasticSampling",
     "TaskSettableEnv",
     "TorchModel",
     "TorchPolicy",
+    "WorkerFailure",
     "WorkerSet",
     "make_multi_callbacks",
     "register_env",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from typing import Any
 
@@ -14,6 +15,7 @@ def ensure_ray(config: Any, num_cpus: int | None = None) -> None:
     logical CPUs when given)."""
     import ray
 
+    _send_file_modules_by_value()
     with _LOCK:
         if ray.is_initialized():
             return
@@ -32,3 +34,16 @@ def _log_level(name: str) -> int:
     return {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "ERROR": logging.ERROR}.get(
         name, logging.WARNING
     )
+
+
+def _send_file_modules_by_value() -> None:
+    """Classes from files imported with ``rlconf --import`` reach Ray workers by value: the
+    workers cannot import those files by module name."""
+    import ray.cloudpickle
+
+    from rlconf.user_code import modules_from_files
+
+    for name in modules_from_files():
+        module = sys.modules.get(name)
+        if module is not None:
+            ray.cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]

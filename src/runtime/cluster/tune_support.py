@@ -38,34 +38,39 @@ def enable_tune() -> None:
         if _enabled:
             return
         _enabled = True
-        import ray._private.worker as ray_worker
         from ray import tune
         from ray.tune.registry import register_env
-        from ray.tune.tune import _Config
 
         from rlconf.algorithm_config import AlgorithmConfig
+        from rlconf.registry import on_register
+        from runtime.cluster.ray_private import accept_as_tune_config, add_post_init_hook
         from runtime.env.env_registry import registered_envs
         from runtime.training.trainable import Trainable, TuneBaseSlot
 
         if Trainable.__bases__ == (TuneBaseSlot,):
             Trainable.__bases__ = (tune.Trainable,)
-        # Tune turns any `_Config` param space into a dict with to_dict(): exactly what a config
-        # with search spaces in it gives.
-        _Config.register(AlgorithmConfig)
+        accept_as_tune_config(AlgorithmConfig)
         _register_trainables()
         for name, creator in registered_envs().items():
             register_env(name, creator)
-        if _register_trainables not in ray_worker._post_init_hooks:
-            ray_worker._post_init_hooks.append(_register_trainables)
+        add_post_init_hook(_register_trainables)
+        # Algorithms registered from now on become Tune trainables as they are registered.
+        on_register(_register_trainable)
 
 
 def _register_trainables() -> None:
-    from ray.tune import register_trainable
-
-    from rlconf.registry import get_algorithm_class, list_algorithms
+    from rlconf.registry import list_algorithms
 
     for name in list_algorithms():
-        register_trainable(name, get_algorithm_class(name), warn=False)
+        _register_trainable(name)
+
+
+def _register_trainable(name: str) -> None:
+    from ray.tune import register_trainable
+
+    from rlconf.registry import get_algorithm_class
+
+    register_trainable(name, get_algorithm_class(name), warn=False)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

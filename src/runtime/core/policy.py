@@ -1,36 +1,38 @@
-"""``TorchPolicy``: a model, its action distribution, an optimizer and a loss.
+"""``TorchPolicy``: one policy as the workers see it. Acting is the module's forward passes plus
+an exploration strategy; learning is delegated to a ``Learner``, made on first use (only the
+worker that learns ever makes one). ``PolicyBuilder`` is what an algorithm hands its workers to
+make policies with its module, learner, postprocessing steps and exploration strategies.
 
 The policy sees preprocessed (and filtered) observations; the RolloutWorker owns the
-preprocessor and the filter. Subclasses implement ``loss`` (and may override
-``learn_on_batch`` and ``postprocess_fragment``).
+preprocessor and the filter.
 """
 
 from __future__ import annotations
 
-import abc
-import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 import torch
+from torch import nn
 
-from runtime.core.adam import make_adam
-from runtime.core.gradients import clip_grad_norm
-from runtime.core.model_catalog import ModelCatalog
-from runtime.core.postprocessing import compute_advantages
+from runtime.core.exploration import build_exploration
+from runtime.core.learner import DEFAULT_OPTIMIZER, Learner
+from runtime.core.module import ActorCriticModule, RLModule
 from runtime.core.sample_batch import SampleBatch
-from runtime.core.schedules import PiecewiseSchedule
 
 Array = npt.NDArray[Any]
+#: A postprocessing step: adds columns to a fragment's ``(T, N)`` columns, in place.
+Postprocessor = Callable[[dict[str, Array], "TorchPolicy"], None]
+#: The exploration strategies of the policy-gradient family.
+SAMPLING_EXPLORATIONS = ("StochasticSampling", "Random")
 
-_EXPLORATION_TYPES = ("StochasticSampling", "Random")
 
-
-class TorchPolicy(abc.ABC):
-    """One trainable policy; ``config`` is the (frozen) algorithm config."""
+class TorchPolicy:
+    """One policy; ``config`` is the (frozen) algorithm config."""
 
     def __init__(
         self,
@@ -38,41 +40,69 @@ class TorchPolicy(abc.ABC):
         action_space: gym.Space[Any],
         config: Any,
         device: torch.device | None = None,
+        *,
+        learner_class: type[Learner] | None = None,
+        module_class: type[RLModule] = ActorCriticModule,
+        postprocessing: Sequence[Postprocessor] = (),
+        explorations: Sequence[str] = SAMPLING_EXPLORATIONS,
+        algorithm: str = "",
+        worker_index: int = 0,
     ) -> None:
         self.observation_space = observation_space
         self.action_space = action_space
         self.config = config
         self.device = device or torch.device("cpu")
-        model_config = dict(config["model"])
-        self.dist_class, num_outputs = ModelCatalog.get_action_dist(action_space, model_config)
-        self.model = ModelCatalog.get_model(
-            observation_space, action_space, num_outputs, model_config
-        ).to(self.device)
-        self.global_timestep = 0
-        clip = config.get("grad_clip")
-        self._grad_clip = None if clip is None else float(clip)
-        self.num_grad_updates = 0
-        self._lr_schedule = _schedule(config.get("lr_schedule"), float(config["lr"]))
-        self.cur_lr = self._lr_schedule.value(0)
-        self.optimizer = make_adam(
-            self.model.parameters(), self.cur_lr, config.get("optimizer") or {}
+        self.module = module_class(observation_space, action_space, config).to(self.device)
+        self.dist_class = self.module.dist_class
+        self.exploration = build_exploration(
+            config,
+            action_space,
+            allowed=explorations,
+            algorithm=algorithm or type(self).__name__,
+            model=self.module,
+            worker_index=worker_index,
         )
-        exploration = dict(config.get("exploration_config") or {"type": "StochasticSampling"})
-        self.exploration_type = exploration.get("type", "StochasticSampling")
-        if not isinstance(self.exploration_type, str):
-            self.exploration_type = getattr(self.exploration_type, "__name__", "")
-        if self.exploration_type not in _EXPLORATION_TYPES:
-            raise ValueError(
-                f"exploration_config.type {self.exploration_type!r} is not available to "
-                f"{type(self).__name__}; allowed: {', '.join(_EXPLORATION_TYPES)}"
-            )
-        self.random_timesteps = int(exploration.get("random_timesteps", 0) or 0)
+        self.postprocessing = tuple(postprocessing)
+        self.learner_class = learner_class
+        self._learner: Learner | None = None
+        self.global_timestep = 0
+        self._explore = bool(config["explore"])
 
-    # ------------------------------------------------------------------------ acting
+    # ------------------------------------------------------------------ parts
 
-    def _input(self, obs: Array) -> dict[str, torch.Tensor]:
+    @property
+    def learner(self) -> Learner:
+        """The learner of this policy (made on first use)."""
+        if self._learner is None:
+            if self.learner_class is None:
+                raise ValueError("this policy has no learner_class: it only acts")
+            self._learner = self.learner_class(self.module, self.config, self.device)
+            self._learner.on_timestep(self.global_timestep)
+        return self._learner
+
+    @property
+    def model(self) -> nn.Module:
+        """The module's main network (the catalog model for the policy-gradient family)."""
+        model: nn.Module = getattr(self.module, "model", self.module)
+        return model
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        return self.learner.optimizers[DEFAULT_OPTIMIZER]
+
+    @property
+    def cur_lr(self) -> float:
+        return self.learner.cur_lr
+
+    @property
+    def has_critic(self) -> bool:
+        return self.module.has_critic
+
+    # ------------------------------------------------------------------ acting
+
+    def _obs(self, obs: Array) -> dict[str, torch.Tensor]:
         tensor = torch.from_numpy(np.asarray(obs, dtype=np.float32)).to(self.device)
-        return {"obs": tensor, "obs_flat": tensor.reshape(len(tensor), -1)}
+        return {SampleBatch.OBS: tensor}
 
     @torch.inference_mode()
     def compute_actions(
@@ -87,28 +117,25 @@ class TorchPolicy(abc.ABC):
         """Actions for a batch of preprocessed observations: ``(actions, [], extra)`` where
         ``extra`` holds ``action_logp``, ``action_dist_inputs`` and (with a critic, unless
         ``value_preds=False``) ``vf_preds``."""
-        explore = bool(self.config["explore"]) if explore is None else explore
+        explore = self._explore if explore is None else explore
         step = self.global_timestep if timestep is None else timestep
-        inputs, _ = self.model(self._input(obs_batch), [], None)
-        dist = self.dist_class(inputs)
-        random_phase = explore and (
-            self.exploration_type == "Random" or step < self.random_timesteps
+        inputs = self._obs(obs_batch)
+        module = self.module
+        out = module.forward_exploration(inputs) if explore else module.forward_inference(inputs)
+        dist_inputs = out[SampleBatch.ACTION_DIST_INPUTS]
+        dist = self.dist_class(dist_inputs)
+        actions = self.exploration.get_exploration_action(
+            action_distribution=dist, timestep=step, explore=explore
         )
-        if random_phase:
-            actions = torch.as_tensor(
-                np.stack([self.action_space.sample() for _ in range(len(inputs))]),
-                device=self.device,
-            )
-        elif explore:
-            actions = dist.sample()
-        else:
-            actions = dist.deterministic_sample()
         extra = {
             SampleBatch.ACTION_LOGP: dist.logp(actions).cpu().numpy(),
-            SampleBatch.ACTION_DIST_INPUTS: inputs.cpu().numpy(),
+            SampleBatch.ACTION_DIST_INPUTS: dist_inputs.cpu().numpy(),
         }
-        if self.has_critic and value_preds:
-            extra[SampleBatch.VF_PREDS] = self.model.value_function().cpu().numpy()
+        if value_preds and module.has_critic:
+            values = out.get(SampleBatch.VF_PREDS)
+            if values is None:
+                values = module.compute_values(inputs)
+            extra[SampleBatch.VF_PREDS] = values.cpu().numpy()
         return actions.cpu().numpy(), [], extra
 
     def compute_single_action(
@@ -120,106 +147,87 @@ class TorchPolicy(abc.ABC):
     @torch.inference_mode()
     def compute_values(self, obs_batch: Array) -> Array:
         """V(s) for a batch of preprocessed observations (zeros without a critic)."""
-        if not self.has_critic or len(obs_batch) == 0:
+        if not self.module.has_critic or len(obs_batch) == 0:
             return np.zeros(len(obs_batch), dtype=np.float32)
-        values: Array = self.model.values(self._input(obs_batch)).cpu().numpy()
+        values: Array = self.module.compute_values(self._obs(obs_batch)).cpu().numpy()
         return values
 
-    @functools.cached_property
-    def has_critic(self) -> bool:
-        return bool(self.config.get("use_critic", False))
-
-    # ----------------------------------------------------------------- postprocessing
+    # ------------------------------------------------------------------ postprocessing
 
     def postprocess_fragment(self, columns: dict[str, Array]) -> None:
-        """Add ``advantages`` and ``value_targets`` to ``(T, N)`` columns (see postprocessing)."""
-        ends = columns[SampleBatch.TERMINATEDS] | columns["_segment_ends"]
-        values = columns.get(SampleBatch.VF_PREDS)
-        if values is None:
-            values = np.zeros_like(columns[SampleBatch.REWARDS])
-        advantages, targets = compute_advantages(
-            columns[SampleBatch.REWARDS],
-            values,
-            columns["_next_values"],
-            ends,
-            gamma=float(self.config["gamma"]),
-            lambda_=float(self.config.get("lambda", 1.0)),
-            use_gae=bool(self.config.get("use_gae", False)) and self.has_critic,
-            use_critic=self.has_critic,
-        )
-        columns[SampleBatch.ADVANTAGES] = advantages
-        columns[SampleBatch.VALUE_TARGETS] = targets
+        """Run the algorithm's postprocessing steps on a fragment's ``(T, N)`` columns."""
+        for step in self.postprocessing:
+            step(columns, self)
 
-    # ------------------------------------------------------------------------ learning
-
-    @abc.abstractmethod
-    def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, Any]]:
-        """The loss to minimise on ``batch`` and the stats to report."""
-
-    def batch_tensors(
-        self, batch: SampleBatch, columns: tuple[str, ...] | None = None
-    ) -> dict[str, torch.Tensor]:
-        """The batch's numeric columns (only ``columns`` when given) as tensors."""
-        out: dict[str, torch.Tensor] = {}
-        for name, values in batch.items():
-            if values.dtype != object and (columns is None or name in columns):
-                out[name] = torch.as_tensor(values, device=self.device)
-        return out
+    # ------------------------------------------------------------------ learning
 
     def learn_on_batch(self, batch: SampleBatch) -> dict[str, Any]:
-        """One gradient step on the whole batch; returns the learner stats."""
-        stats = self.gradient_step(self.batch_tensors(batch))
-        learner = {k: float(v) for k, v in stats.items()}
-        learner["cur_lr"] = self.cur_lr
-        return {"learner_stats": learner, "num_grad_updates": self.num_grad_updates}
-
-    def gradient_step(self, tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
-        """One optimizer step; the stats are detached tensors (read them once, at the end:
-        turning each into a float here would stall every step)."""
-        loss, stats = self.loss(tensors)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()  # type: ignore[no-untyped-call]
-        stats.update(self.apply_gradients())
-        return {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in stats.items()}
-
-    def apply_gradients(self) -> dict[str, torch.Tensor]:
-        """Clip the accumulated gradients (``grad_clip``) and take the optimizer step; returns
-        ``{"grad_gnorm": norm}`` when clipping."""
-        stats = {}
-        if self._grad_clip is not None:
-            params = self.optimizer.param_groups[0]["params"]
-            stats["grad_gnorm"] = clip_grad_norm(params, self._grad_clip)
-        self.optimizer.step()
-        self.num_grad_updates += 1
-        return stats
+        """Learn on one train batch (the learner's ``update``); returns the learner info."""
+        return self.learner.update(batch)
 
     def on_global_var_update(self, global_vars: Mapping[str, Any]) -> None:
-        """Receive the global timestep; moves the lr (and other) schedules."""
+        """Receive the global timestep: exploration and (where learning) schedules follow it."""
         self.global_timestep = int(global_vars.get("timestep", self.global_timestep))
-        self.cur_lr = self._lr_schedule.value(self.global_timestep)
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.cur_lr
+        if self._learner is not None:
+            self._learner.on_timestep(self.global_timestep)
 
-    # ------------------------------------------------------------------- state
+    # ------------------------------------------------------------------ state
 
     def get_weights(self) -> dict[str, Array]:
-        return {k: v.detach().cpu().numpy().copy() for k, v in self.model.state_dict().items()}
+        return {k: v.detach().cpu().numpy().copy() for k, v in self.module.state_dict().items()}
 
     def set_weights(self, weights: Mapping[str, Any]) -> None:
         # A copy: arrays that arrive through Ray's object store are read-only.
         state = {k: torch.from_numpy(np.array(v)) for k, v in weights.items()}
-        self.model.load_state_dict(state)
+        self.module.load_state_dict(state)
 
-    def extra_state(self) -> dict[str, Any]:
-        """JSON-able state besides the weights (coefficients of adaptive losses, counters)."""
-        return {"global_timestep": self.global_timestep, "num_grad_updates": self.num_grad_updates}
+    def get_exploration_state(self) -> dict[str, Any]:
+        return {"timestep": self.global_timestep, **self.exploration.get_state()}
 
-    def set_extra_state(self, state: Mapping[str, Any]) -> None:
-        self.num_grad_updates = int(state.get("num_grad_updates", 0))
+    def get_state(self) -> dict[str, Any]:
+        """JSON-able state besides the weights: exploration and learner state."""
+        state: dict[str, Any] = {
+            "global_timestep": self.global_timestep,
+            "exploration": self.exploration.get_state(),
+        }
+        if self.learner_class is not None:
+            state["learner"] = self.learner.get_state()
+        return state
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        self.exploration.set_state(state.get("exploration", {}))
+        if self.learner_class is not None:
+            self.learner.set_state(state.get("learner", {}))
         self.on_global_var_update({"timestep": int(state.get("global_timestep", 0))})
 
 
-def _schedule(points: Any, constant: float) -> PiecewiseSchedule:
-    if points:
-        return PiecewiseSchedule(points)
-    return PiecewiseSchedule([[0, constant]])
+@dataclass(frozen=True)
+class PolicyBuilder:
+    """Makes an algorithm's policies: ``builder(obs_space, action_space, config, device)``."""
+
+    learner_class: type[Learner] | None
+    module_class: type[RLModule] = ActorCriticModule
+    postprocessing: tuple[Postprocessor, ...] = ()
+    explorations: tuple[str, ...] = SAMPLING_EXPLORATIONS
+    algorithm: str = ""
+
+    def __call__(
+        self,
+        observation_space: gym.Space[Any],
+        action_space: gym.Space[Any],
+        config: Any,
+        device: torch.device | None = None,
+        worker_index: int = 0,
+    ) -> TorchPolicy:
+        return TorchPolicy(
+            observation_space,
+            action_space,
+            config,
+            device,
+            learner_class=self.learner_class,
+            module_class=self.module_class,
+            postprocessing=self.postprocessing,
+            explorations=self.explorations,
+            algorithm=self.algorithm,
+            worker_index=worker_index,
+        )

@@ -1,4 +1,5 @@
-"""Advantages and value targets for many trajectories at once.
+"""Postprocessing of sampled fragments: advantages and value targets for many trajectories at
+once, and ``add_advantages``, the step algorithms of the policy-gradient family choose.
 
 Works on ``(T, N)`` arrays: one column per sub-env, rows in time order. ``ends[t, n]`` marks
 the last row of an episode segment (terminated, truncated, or the end of the fragment) and
@@ -12,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from runtime.core.sample_batch import SampleBatch as SB
 
 Array = npt.NDArray[np.float32]
 
@@ -61,3 +64,28 @@ def compute_advantages(
 def standardized(values: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
     out: npt.NDArray[np.float32] = (values - values.mean()) / max(1e-4, float(values.std()))
     return out.astype(np.float32)
+
+
+def add_advantages(columns: dict[str, npt.NDArray[Any]], policy: Any) -> None:
+    """Postprocessing step of the policy-gradient family: ``advantages`` and ``value_targets``
+    from ``rewards``, ``vf_preds`` (zeros without a critic), ``bootstrap_values`` and
+    ``segment_ends`` on a fragment's ``(T, N)`` columns; GAE with ``use_gae`` and a critic,
+    discounted returns otherwise (see ``compute_advantages``)."""
+    config = policy.config
+    has_critic = bool(policy.has_critic)
+    ends = columns[SB.TERMINATEDS] | columns[SB.SEGMENT_ENDS]
+    values = columns.get(SB.VF_PREDS)
+    if values is None:
+        values = np.zeros_like(columns[SB.REWARDS])
+    advantages, targets = compute_advantages(
+        columns[SB.REWARDS],
+        values,
+        columns[SB.BOOTSTRAP_VALUES],
+        ends,
+        gamma=float(config["gamma"]),
+        lambda_=float(config.get("lambda", 1.0)),
+        use_gae=bool(config.get("use_gae", False)) and has_critic,
+        use_critic=has_critic,
+    )
+    columns[SB.ADVANTAGES] = advantages
+    columns[SB.VALUE_TARGETS] = targets

@@ -32,6 +32,13 @@ class SampleBatch:
     ADVANTAGES = "advantages"
     VALUE_TARGETS = "value_targets"
     ENV_ID = "env_id"
+    #: Inputs of advantage estimation, filled by the sampler on its ``(T, N)`` fragment columns
+    #: and dropped once postprocessing has run: True on the last row of an episode segment
+    #: (terminated, truncated, or the fragment's end) ...
+    SEGMENT_ENDS = "segment_ends"
+    #: ... and what that row bootstraps from: 0 after termination, V(final observation) after
+    #: truncation or at the fragment's end (0 everywhere without a critic).
+    BOOTSTRAP_VALUES = "bootstrap_values"
 
     def __init__(self, columns: Mapping[str, Any] | None = None) -> None:
         self._columns: dict[str, npt.NDArray[Any]] = {}

@@ -49,11 +49,9 @@ def _from_tune_registry(name: str) -> EnvCreator | None:
     """A creator registered with Tune (in a Tune trial, the driver's names arrive there)."""
     if "ray.tune" not in sys.modules:
         return None
-    from ray.tune.registry import ENV_CREATOR, _global_registry
+    from runtime.cluster.ray_private import tune_env_creator
 
-    if not _global_registry.contains(ENV_CREATOR, name):  # type: ignore[no-untyped-call]
-        return None
-    creator: EnvCreator = _global_registry.get(ENV_CREATOR, name)  # type: ignore[no-untyped-call]
+    creator: EnvCreator | None = tune_env_creator(name)
     return creator
 
 

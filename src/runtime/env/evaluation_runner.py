@@ -8,8 +8,6 @@ built, and observation filters are applied without being updated.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from runtime.env.env_runner import EnvRunner
@@ -45,14 +43,7 @@ class EvaluationRunner(EnvRunner):
         first = self.obs is None
         active = quota > 0 if episodes else np.ones(self.num_envs, dtype=bool)
         if reset or first:
-            start = time.perf_counter()
-            starting = np.flatnonzero(active).tolist()
-            raw = [self._reset(i, first=first) for i in starting]
-            fresh = self._process(raw, update=False)
-            if self.obs is None:
-                self.obs = np.zeros((self.num_envs, *fresh.shape[1:]), dtype=fresh.dtype)
-            self.obs[starting] = fresh
-            self.perf["env_reset"] += time.perf_counter() - start
+            self._start_envs(np.flatnonzero(active).tolist(), first=first, update=False)
         assert self.obs is not None
         steps_left = timesteps
         steps = 0
@@ -72,35 +63,20 @@ class EvaluationRunner(EnvRunner):
         explore: bool | None,
         by_episodes: bool,
     ) -> int:
+        """One step of the sub-envs at ``idx``; those that finish their quota of episodes
+        (``by_episodes``) are deactivated and not reset."""
         assert self.obs is not None
-        actions, _, _ = self.policy.compute_actions(
-            self.obs[idx], explore=explore, value_preds=False
-        )
-        env_actions = self._action_fn(actions)
-        raw: list[object] = []
-        done = np.zeros(len(idx), dtype=bool)
-        for j, i in enumerate(idx.tolist()):
-            obs, reward, terminated, truncated, info = self.envs[i].step(env_actions[j])
-            self.ep_len[i] += 1
-            self.ep_ret[i] += float(reward)
-            if self.horizon and self.ep_len[i] >= int(self.horizon):
-                truncated = True
-            done[j] = terminated or truncated
-            raw.append(obs)
-            if self._step_hook:
-                episode = self.episodes[i]
-                episode.length, episode.total_reward = int(self.ep_len[i]), float(self.ep_ret[i])
-                episode._last_obs, episode._last_info = obs, info
-                episode._last_action, episode._last_reward = env_actions[j], reward
-                self._hook("on_episode_step", episode=episode, env_index=i)
-        for j in np.flatnonzero(done).tolist():
-            i = int(idx[j])
-            self._finish_episode(i)
-            if by_episodes:
+        step = self._step_envs(idx, explore, value_preds=False, update=False)
+        ended_rows = np.flatnonzero(step.done).tolist()
+        ended = idx[ended_rows].tolist()
+        stop: set[int] = set()
+        if by_episodes:
+            for i in ended:
                 quota[i] -= 1
                 if quota[i] == 0:
                     active[i] = False
-                    continue
-            raw[j] = self._reset(i, first=False)
-        self.obs[idx] = self._process(raw, update=False)
+                    stop.add(i)
+        self._end_episodes(ended, ended_rows, step.next_obs, False, stop=stop)
+        self.obs[idx] = step.next_obs
+        self._count_step(step.stepped_at)
         return len(idx)

@@ -15,9 +15,11 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from rlconf.config_checks import DEFAULT_POLICY_ID
 from runtime.callbacks import DefaultCallbacks
 from runtime.core.model_catalog import ModelCatalog
-from runtime.core.policy import TorchPolicy
+from runtime.core.multi_agent_batch import MultiAgentBatch
+from runtime.core.policy import PolicyBuilder, TorchPolicy
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import EnvCreator
@@ -28,7 +30,6 @@ from runtime.env.filters import ObservationFilter, get_filter
 from runtime.env.preprocessors import Preprocessor, get_preprocessor
 from runtime.offline.batch_files import BatchWriter
 
-DEFAULT_POLICY_ID = "default_policy"
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -42,7 +43,7 @@ class RolloutWorker:
         *,
         env_creator: EnvCreator | None,
         config: Any,
-        policy_class: type[TorchPolicy],
+        policy_class: PolicyBuilder,
         worker_index: int = 0,
         num_workers: int = 0,
         spaces: tuple[gym.Space[Any], gym.Space[Any]] | None = None,
@@ -98,7 +99,11 @@ class RolloutWorker:
         if device is None:
             device = _worker_device(config, worker_index)
         policy = policy_class(
-            self.preprocessor.observation_space, action_space, config, torch.device(device)
+            self.preprocessor.observation_space,
+            action_space,
+            config,
+            torch.device(device),
+            worker_index=worker_index,
         )
         self.policy_map: dict[str, TorchPolicy] = {DEFAULT_POLICY_ID: policy}
         self.runner: EnvRunner | None = None
@@ -198,13 +203,18 @@ class RolloutWorker:
     def apply(self, func: Callable[..., T], *args: Any) -> T:
         return func(self, *args)
 
-    def learn_on_batch(self, batch: SampleBatch) -> dict[str, Any]:
-        policy = self.get_policy()
-        result: dict[str, Any] = {}
-        self.callbacks.on_learn_on_batch(policy=policy, train_batch=batch, result=result)
-        stats = policy.learn_on_batch(batch)
-        stats.update(result)
-        return {DEFAULT_POLICY_ID: stats}
+    def learn_on_batch(self, batch: SampleBatch | MultiAgentBatch) -> dict[str, Any]:
+        """Update the learner of each policy in ``batch`` (a SampleBatch is the default
+        policy's); returns the learner info per policy id."""
+        info: dict[str, Any] = {}
+        for pid, policy_batch in MultiAgentBatch.wrap(batch).items():
+            policy = self.get_policy(pid)
+            result: dict[str, Any] = {}
+            self.callbacks.on_learn_on_batch(policy=policy, train_batch=policy_batch, result=result)
+            stats = policy.learn_on_batch(policy_batch)
+            stats.update(result)
+            info[pid] = stats
+        return info
 
     def get_weights(self, policies: list[str] | None = None) -> dict[str, dict[str, Any]]:
         return {

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import gymnasium as gym
 
 from runtime.core.model_catalog import ModelCatalog
-from runtime.core.policy import TorchPolicy
+from runtime.core.policy import PolicyBuilder
 from runtime.env.env_registry import EnvCreator, registered_envs
 from runtime.env.rollout_worker import RolloutWorker
 
@@ -33,7 +33,7 @@ class WorkerSet:
         *,
         env_creator: EnvCreator | None,
         config: Any,
-        policy_class: type[TorchPolicy],
+        policy_class: PolicyBuilder,
         num_workers: int,
         local_worker: bool = True,
         local_has_env: bool | None = None,

@@ -21,7 +21,7 @@ import torch
 from rlconf.algorithm_config import AlgorithmConfig
 
 STATE_FILE = "algorithm_state.json"
-FORMAT = "rlconf-checkpoint/1"
+FORMAT = "rlconf-checkpoint/2"
 
 
 class CheckpointError(ValueError):
@@ -77,6 +77,13 @@ def read_state(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise CheckpointError(f"{path} is not an rlconf checkpoint: {STATE_FILE} is missing")
     with open(file, encoding="utf-8") as handle:
         state: dict[str, Any] = json.load(handle, parse_constant=_constant)
+    if state.get("format") == "rlconf-checkpoint/1":
+        raise CheckpointError(
+            f"{path} was written by an older rlconf (format 'rlconf-checkpoint/1': one model "
+            f"and one optimizer per policy); this version reads {FORMAT!r} (a module and a "
+            "learner per policy) and cannot restore it: train again, or load it with the "
+            "rlconf version that wrote it"
+        )
     if state.get("format") != FORMAT:
         raise CheckpointError(
             f"{file}: unknown checkpoint format {state.get('format')!r}; expected {FORMAT!r}"

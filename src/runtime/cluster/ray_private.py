@@ -1,0 +1,35 @@
+"""The one place that touches Ray's private APIs; each use says what it is for, so a Ray
+upgrade that moves one breaks here and nowhere else."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def add_post_init_hook(hook: Callable[[], None]) -> None:
+    """Run ``hook`` after every ``ray.init()`` in this process (also in Ray workers): Tune's
+    trainable registry lives in the cluster, so a new session needs the algorithms again."""
+    import ray._private.worker as ray_worker
+
+    if hook not in ray_worker._post_init_hooks:
+        ray_worker._post_init_hooks.append(hook)
+
+
+def accept_as_tune_config(config_class: type[Any]) -> None:
+    """Let Tune take instances of ``config_class`` as a param space: Tune turns any registered
+    ``_Config`` into a dict with ``to_dict()``, which is what our configs with search spaces
+    give."""
+    from ray.tune.tune import _Config
+
+    _Config.register(config_class)
+
+
+def tune_env_creator(name: str) -> Any:
+    """The env creator Tune's registry holds for ``name``, or None (in a Tune trial, envs the
+    driver registered arrive through that registry)."""
+    from ray.tune.registry import ENV_CREATOR, _global_registry
+
+    if not _global_registry.contains(ENV_CREATOR, name):  # type: ignore[no-untyped-call]
+        return None
+    return _global_registry.get(ENV_CREATOR, name)  # type: ignore[no-untyped-call]

@@ -1,0 +1,63 @@
+"""``Exploration``: the base of every exploration strategy (built-in and user-written).
+
+A strategy turns what the module computed for a batch of observations (an action distribution
+over its outputs) into the actions to take. It is built once per policy, from
+``exploration_config`` (``type`` and the strategy's own arguments), and keeps its own state
+(e.g. the current epsilon), which the policy reports, syncs and checkpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from runtime.core.distributions import ActionDistribution
+
+
+class Exploration:
+    """Subclass it and implement ``get_exploration_action``; keyword arguments in
+    ``exploration_config`` besides ``type`` are passed to ``__init__``."""
+
+    def __init__(
+        self,
+        action_space: gym.Space[Any],
+        *,
+        framework: str = "torch",
+        policy_config: Any = None,
+        model: Any = None,
+        num_workers: int = 0,
+        worker_index: int = 0,
+    ) -> None:
+        self.action_space = action_space
+        self.framework = framework
+        self.policy_config = policy_config
+        self.model = model
+        self.num_workers = num_workers
+        self.worker_index = worker_index
+
+    def get_exploration_action(
+        self,
+        *,
+        action_distribution: ActionDistribution,
+        timestep: int,
+        explore: bool = True,
+    ) -> torch.Tensor:
+        """The actions for the batch behind ``action_distribution`` at global ``timestep``;
+        ``explore=False`` must act greedily (the distribution's deterministic sample)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement get_exploration_action()")
+
+    def random_actions(self, count: int, like: torch.Tensor) -> torch.Tensor:
+        """``count`` uniform draws from the action space (its own seeded generator)."""
+        draws = np.stack([self.action_space.sample() for _ in range(count)])
+        return torch.as_tensor(draws, device=like.device)
+
+    def get_state(self) -> dict[str, Any]:
+        """JSON-able state (reported as the exploration state, synced and checkpointed)."""
+        return {}
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``get_state`` returned."""

@@ -1,0 +1,116 @@
+"""``RLModule``: a policy's networks and their forward passes, and ``ActorCriticModule``, the
+module of the policy-gradient family built from ``config["model"]`` by the ``ModelCatalog``.
+
+A module answers three questions, each with a dict keyed by sample-batch column names:
+``forward_inference`` (acting greedily), ``forward_exploration`` (acting while exploring) and
+``forward_train`` (what a loss needs). Action-distribution modules return
+``action_dist_inputs``; a Q-network returns ``q_values`` (and its ``action_dist_inputs`` are the
+Q-values, so greedy, epsilon-greedy and Boltzmann exploration read the same key); a
+deterministic actor returns ``actions``. Critics add ``vf_preds``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from runtime.core.model_catalog import ModelCatalog
+from runtime.core.models import TorchModel
+from runtime.core.sample_batch import SampleBatch as SB
+
+Tensors = dict[str, torch.Tensor]
+
+
+class RLModule(nn.Module):
+    """Base of all modules. Subclasses build their networks in ``__init__`` and implement
+    ``forward_train`` (and ``forward_exploration``/``forward_inference`` where acting differs
+    from training)."""
+
+    #: Builds ``inputs -> ActionDistribution``; None for modules that output actions directly.
+    dist_class: Any = None
+
+    def __init__(
+        self,
+        observation_space: gym.Space[Any],
+        action_space: gym.Space[Any],
+        config: Any,
+    ) -> None:
+        super().__init__()
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.model_config: dict[str, Any] = dict(config["model"])
+
+    #: True when the module has a value function (``vf_preds``, ``compute_values``).
+    has_critic: bool = False
+
+    #: True when the value function is a network of its own, fed by observations alone: the
+    #: sampler then leaves it out of every step and evaluates a whole fragment in one batch.
+    separate_value_network: bool = False
+
+    def forward_train(self, batch: Tensors) -> Tensors:
+        raise NotImplementedError(f"{type(self).__name__} must implement forward_train()")
+
+    def forward_exploration(self, batch: Tensors) -> Tensors:
+        """The outputs to act on while exploring (the exploration strategy picks the action)."""
+        return self.forward_train(batch)
+
+    def forward_inference(self, batch: Tensors) -> Tensors:
+        """The outputs to act on greedily (``explore=False``)."""
+        return self.forward_exploration(batch)
+
+    def compute_values(self, batch: Tensors) -> torch.Tensor:
+        """V(s) for a batch of observations."""
+        raise NotImplementedError(f"{type(self).__name__} has no value function")
+
+
+def obs_input(obs: torch.Tensor) -> Tensors:
+    """The input dict a ``TorchModel`` is called with."""
+    return {SB.OBS: obs, "obs_flat": obs.reshape(len(obs), -1)}
+
+
+class ActorCriticModule(RLModule):
+    """The catalog's model (``config["model"]``, custom models included) and its action
+    distribution; a critic when ``use_critic`` is set."""
+
+    def __init__(
+        self,
+        observation_space: gym.Space[Any],
+        action_space: gym.Space[Any],
+        config: Any,
+    ) -> None:
+        super().__init__(observation_space, action_space, config)
+        self.dist_class, num_outputs = ModelCatalog.get_action_dist(action_space, self.model_config)
+        #: The network users inspect as ``policy.model``.
+        self.model: TorchModel = ModelCatalog.get_model(
+            observation_space, action_space, num_outputs, self.model_config
+        )
+        self.has_critic = bool(config.get("use_critic", False))
+        self.separate_value_network = self.has_critic and bool(
+            getattr(self.model, "separate_value_network", False)
+        )
+
+    def forward_train(self, batch: Tensors) -> Tensors:
+        inputs, _ = self.model(obs_input(batch[SB.OBS]), [], None)
+        out = {SB.ACTION_DIST_INPUTS: inputs}
+        if self.has_critic:
+            out[SB.VF_PREDS] = self.model.value_function()
+        return out
+
+    def forward_exploration(self, batch: Tensors) -> Tensors:
+        inputs, _ = self.model(obs_input(batch[SB.OBS]), [], None)
+        out = {SB.ACTION_DIST_INPUTS: inputs}
+        # Values that come out of the same pass are kept for the sampler; a separate value
+        # network is evaluated once per fragment instead (``compute_values``).
+        if self.has_critic and not self.separate_value_network:
+            out[SB.VF_PREDS] = self.model.value_function()
+        return out
+
+    def forward_inference(self, batch: Tensors) -> Tensors:
+        inputs, _ = self.model(obs_input(batch[SB.OBS]), [], None)
+        return {SB.ACTION_DIST_INPUTS: inputs}
+
+    def compute_values(self, batch: Tensors) -> torch.Tensor:
+        return self.model.values(obs_input(batch[SB.OBS]))

@@ -1,0 +1,276 @@
+"""The env step loop, shared by ``EnvRunner.sample()`` (training fragments) and
+``EvaluationRunner.run()`` (exactly N episodes or N steps).
+
+``StepLoop`` holds a worker's sub-envs, their running episodes (``episodes``, ``eps_ids``,
+``ep_len``, ``ep_ret``) and their current observations, preprocessed and filtered (``obs``):
+
+- ``_step_envs(idx, ...)`` steps the sub-envs at ``idx`` (all of them for ``None``) once: the
+  policy's actions for their observations, action processing, ``env.step``, the episode
+  counters, ``horizon`` truncation, preprocessing and filtering of the new observations and the
+  ``on_episode_step`` hook; it returns a ``Step``. What is kept of it is up to the caller.
+- ``_end_episodes(...)`` finishes the episodes that ended (``on_episode_end``, metrics) and
+  starts the next ones: a reset, or with a soft horizon a new episode on the running env.
+- ``_start_envs(...)`` resets sub-envs onto fresh episodes and puts their observations in ``obs``.
+- ``_new_episode``, ``_reset``, ``_start_episode``, ``_finish_episode`` and ``_hook`` are the
+  episode bookkeeping and callbacks; ``pop_metrics`` and ``pop_perf`` hand out the finished
+  episodes and the timers (``mean_<timer>_ms`` per step).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Container
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from runtime.callbacks import DefaultCallbacks, overrides
+from runtime.core.policy import TorchPolicy
+from runtime.env.action_processing import action_processor
+from runtime.env.episode import Episode, EpisodeMetrics
+from runtime.env.filters import ObservationFilter
+from runtime.env.preprocessors import Preprocessor
+
+if TYPE_CHECKING:
+    from rlconf.algorithm_config import AlgorithmConfig
+    from runtime.env.rollout_worker import RolloutWorker
+
+Array = npt.NDArray[Any]
+
+_EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
+
+
+class Step(NamedTuple):
+    """One step of some sub-envs; row ``j`` of each field is the ``j``-th stepped sub-env's."""
+
+    actions: Array  #: as the policy computed them (before action processing)
+    extra: dict[str, Array]  #: the policy's extra outputs (e.g. action logp, value predictions)
+    rewards: Array  #: float64, unclipped
+    terminateds: Array
+    truncateds: Array  #: with ``horizon`` truncation
+    infos: list[Any]
+    done: Array  #: ``terminateds | truncateds``
+    next_obs: Array  #: the new observations, preprocessed and filtered (the final ones)
+    stepped_at: float  #: ``time.perf_counter()`` when the envs had stepped (for ``_count_step``)
+
+
+class StepLoop:
+    """A worker's sub-envs and their episodes, stepped by ``_step_envs``."""
+
+    def __init__(
+        self,
+        worker: RolloutWorker,
+        envs: list[Any],
+        policy: TorchPolicy,
+        preprocessor: Preprocessor,
+        obs_filter: ObservationFilter,
+        config: AlgorithmConfig,
+        callbacks: DefaultCallbacks,
+    ) -> None:
+        self.worker = worker
+        self.envs = envs
+        self.policy = policy
+        self.preprocessor = preprocessor
+        self.filter = obs_filter
+        self.config = config
+        self.callbacks = callbacks
+        self.num_envs = len(envs)
+        self.horizon = config.get("horizon")
+        self.seed = config.get("seed")
+        self.action_space = policy.action_space
+        self._action_fn = action_processor(
+            self.action_space, bool(config["normalize_actions"]), bool(config["clip_actions"])
+        )
+        # Hooks the callbacks do not override are not called: episode boundaries are frequent.
+        self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
+        self._step_hook = "on_episode_step" in self._overridden
+        self._next_episode = 0
+        self.obs: Array | None = None
+        self.episodes: list[Episode] = []
+        self.eps_ids = np.zeros(self.num_envs, dtype=np.int64)
+        self.ep_len = np.zeros(self.num_envs, dtype=np.int64)
+        self.ep_ret = np.zeros(self.num_envs, dtype=np.float64)
+        self.finished: list[EpisodeMetrics] = []
+        self._recent: dict[int, Episode] = {}
+        self.perf: dict[str, float] = defaultdict(float)
+        self.perf_steps = 0
+
+    def get_sub_environments(self) -> list[Any]:
+        return self.envs
+
+    # ------------------------------------------------------------------ stepping
+
+    def _step_envs(
+        self, idx: Array | None, explore: bool | None, value_preds: bool, update: bool
+    ) -> Step:
+        """One step of the sub-envs at ``idx`` (an index array, or ``None`` for all, in order),
+        with ``update`` for the observation filter. Episodes that ended are left to the caller
+        (``_end_episodes``), and so is ``obs``."""
+        assert self.obs is not None
+        env_ids: list[int] | None = None
+        if idx is None:
+            obs, envs = self.obs, self.envs
+        else:
+            env_ids = idx.tolist()
+            obs, envs = self.obs[idx], [self.envs[i] for i in env_ids]
+        t0 = time.perf_counter()
+        actions, _, extra = self.policy.compute_actions(
+            obs, explore=explore, value_preds=value_preds
+        )
+        t1 = time.perf_counter()
+        env_actions = self._action_fn(actions)
+        n = len(envs)
+        rewards = np.empty(n, dtype=np.float64)
+        terms = np.zeros(n, dtype=bool)
+        truncs = np.zeros(n, dtype=bool)
+        infos: list[Any] = [None] * n
+        raw: list[Any] = [None] * n
+        t2 = time.perf_counter()
+        for j, env in enumerate(envs):
+            raw[j], rewards[j], terms[j], truncs[j], infos[j] = env.step(env_actions[j])
+        t3 = time.perf_counter()
+        if idx is None:
+            self.ep_len += 1
+            self.ep_ret += rewards
+            ep_len = self.ep_len
+        else:
+            self.ep_len[idx] += 1
+            self.ep_ret[idx] += rewards
+            ep_len = self.ep_len[idx]
+        if self.horizon:
+            truncs |= (ep_len >= int(self.horizon)) & ~terms
+        done = terms | truncs
+        next_obs = self._process(raw, update)
+        if self._step_hook:
+            for j, i in enumerate(range(n) if env_ids is None else env_ids):
+                episode = self.episodes[i]
+                episode.length = int(self.ep_len[i])
+                episode.total_reward = float(self.ep_ret[i])
+                episode._last_obs, episode._last_info = raw[j], infos[j]
+                episode._last_action, episode._last_reward = env_actions[j], rewards[j]
+                self._hook("on_episode_step", episode=episode, env_index=i)
+        perf = self.perf
+        perf["inference"] += t1 - t0
+        perf["action_processing"] += t2 - t1
+        perf["env_wait"] += t3 - t2
+        return Step(actions, extra, rewards, terms, truncs, infos, done, next_obs, t3)
+
+    def _count_step(self, stepped_at: float) -> None:
+        """Closes a step's timers: the time since ``Step.stepped_at`` was observation processing
+        (with the caller's bookkeeping, resets included)."""
+        self.perf["raw_obs_processing"] += time.perf_counter() - stepped_at
+        self.perf_steps += 1
+
+    def _end_episodes(
+        self,
+        envs: list[int],
+        rows: list[int],
+        next_obs: Array,
+        update: bool,
+        *,
+        stop: Container[int] = (),
+        go_on: Array | None = None,
+    ) -> int:
+        """Finish the episodes of the sub-envs ``envs``, in order, and start their next ones:
+        a reset, whose first observation replaces the final one in ``next_obs`` (row ``rows[k]``
+        is ``envs[k]``'s), or where ``go_on[row]`` (soft horizon) a new episode on the running
+        env. Sub-envs in ``stop`` are left as they are. Returns the finished episodes' length."""
+        total = 0
+        reset_rows: list[int] = []
+        reset_obs: list[Any] = []
+        for i, j in zip(envs, rows, strict=True):
+            total += self._finish_episode(i)
+            if i in stop:
+                continue
+            if go_on is not None and go_on[j]:
+                self._start_episode(i, self._new_episode(i))
+            else:
+                reset_rows.append(j)
+                reset_obs.append(self._reset(i, first=False))
+        if reset_rows:
+            next_obs[reset_rows] = self._process(reset_obs, update)
+        return total
+
+    def _start_envs(self, envs: list[int], first: bool, update: bool) -> None:
+        """Reset the sub-envs ``envs`` onto fresh episodes (seeded if ``first``) and put their
+        observations in ``obs``."""
+        start = time.perf_counter()
+        fresh = self._process([self._reset(i, first=first) for i in envs], update)
+        if self.obs is None:
+            self.obs = np.zeros((self.num_envs, *fresh.shape[1:]), dtype=fresh.dtype)
+        self.obs[envs] = fresh
+        self.perf["env_reset"] += time.perf_counter() - start
+
+    def _process(self, raw: list[Any], update: bool = True) -> Array:
+        return self.filter(self.preprocessor.transform_many(raw), update)  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ episodes
+
+    def _policies(self) -> dict[str, TorchPolicy]:
+        return self.worker.policy_map
+
+    def _hook(self, name: str, **kwargs: Any) -> None:
+        if name in self._overridden:
+            getattr(self.callbacks, name)(
+                worker=self.worker, base_env=self, policies=self._policies(), **kwargs
+            )
+
+    def _new_episode(self, index: int) -> Episode:
+        episode_id = (self.worker.worker_index << 40) + self._next_episode
+        self._next_episode += 1
+        episode = Episode(episode_id, index, self.worker.worker_index)
+        self._recent[episode_id] = episode
+        self._hook("on_episode_created", env_index=index, episode=episode)
+        return episode
+
+    def _reset(self, index: int, first: bool) -> Any:
+        episode = self._new_episode(index)
+        seed = None
+        if first and self.seed is not None:
+            seed = int(self.seed) + 1000 * self.worker.worker_index + index
+        obs, info = self.envs[index].reset(seed=seed)
+        if seed is not None:
+            self.envs[index].action_space.seed(seed)
+        episode._last_obs, episode._last_info = obs, info
+        self._start_episode(index, episode)
+        return obs
+
+    def _start_episode(self, index: int, episode: Episode) -> None:
+        if index < len(self.episodes):
+            self.episodes[index] = episode
+        else:
+            self.episodes.append(episode)
+        self.eps_ids[index] = episode.episode_id
+        self.ep_len[index] = 0
+        self.ep_ret[index] = 0.0
+        self._hook("on_episode_start", episode=episode, env_index=index)
+
+    def _finish_episode(self, index: int) -> int:
+        episode = self.episodes[index]
+        episode.length = int(self.ep_len[index])
+        episode.total_reward = float(self.ep_ret[index])
+        self._hook("on_episode_end", episode=episode, env_index=index)
+        self.finished.append(
+            EpisodeMetrics(
+                episode.length,
+                episode.total_reward,
+                dict(episode.custom_metrics),
+                {k: list(v) for k, v in episode.hist_data.items()},
+            )
+        )
+        return episode.length
+
+    # ------------------------------------------------------------------ metrics
+
+    def pop_metrics(self) -> list[EpisodeMetrics]:
+        out, self.finished = self.finished, []
+        return out
+
+    def pop_perf(self) -> dict[str, float]:
+        steps = max(1, self.perf_steps)
+        out = {f"mean_{k}_ms": 1000.0 * v / steps for k, v in self.perf.items()}
+        self.perf = defaultdict(float)
+        self.perf_steps = 0
+        return out

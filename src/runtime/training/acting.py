@@ -1,0 +1,104 @@
+"""Acting with a trained ``Algorithm``: its policies and their weights (those of the local
+worker, sent on to the rollout workers when set), and actions for raw observations, computed
+on the local worker's policy with the observations preprocessed and filtered as in training and
+the actions unsquashed and clipped as the env receives them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.config_checks import DEFAULT_POLICY_ID
+from runtime.core.policy import TorchPolicy
+from runtime.env.action_processing import action_processor
+from runtime.env.worker_set import WorkerSet
+from runtime.training.trainable import Trainable
+
+
+class Acting(Trainable):
+    """The policy and ``compute_*`` part of ``Algorithm`` (mixed into it)."""
+
+    config: AlgorithmConfig
+    workers: WorkerSet
+
+    def get_policy(self, policy_id: str = DEFAULT_POLICY_ID) -> TorchPolicy:
+        return self.workers.local_worker().get_policy(policy_id)
+
+    def get_weights(self, policies: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        return self.workers.local_worker().get_weights(policies)
+
+    def set_weights(self, weights: Mapping[str, Mapping[str, Any]]) -> None:
+        self.workers.local_worker().set_weights(weights)
+        self.workers.sync_weights()
+
+    def compute_single_action(
+        self,
+        observation: Any,
+        state: list[Any] | None = None,
+        *,
+        policy_id: str = DEFAULT_POLICY_ID,
+        explore: bool | None = None,
+        full_fetch: bool = False,
+        unsquash_action: bool | None = None,
+        clip_action: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """The action for one raw observation (preprocessed and filtered as in training).
+
+        Returns the action, or ``(action, state, extra)`` with ``full_fetch`` or a ``state``.
+        """
+        actions, states, extra = self._compute(
+            [observation], policy_id, explore, unsquash_action, clip_action
+        )
+        action = actions[0]
+        if full_fetch or state:
+            return action, states, {k: v[0] for k, v in extra.items()}
+        return action
+
+    def compute_actions(
+        self,
+        observations: Mapping[Any, Any] | Any,
+        *,
+        policy_id: str = DEFAULT_POLICY_ID,
+        explore: bool | None = None,
+        full_fetch: bool = False,
+        unsquash_action: bool | None = None,
+        clip_action: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Actions for a dict ``{key: obs}`` (returns ``{key: action}``) or a list of
+        observations (returns a list of actions)."""
+        if isinstance(observations, Mapping):
+            keys = list(observations)
+            actions, states, extra = self._compute(
+                [observations[k] for k in keys], policy_id, explore, unsquash_action, clip_action
+            )
+            out: Any = dict(zip(keys, actions, strict=True))
+        else:
+            actions, states, extra = self._compute(
+                list(observations), policy_id, explore, unsquash_action, clip_action
+            )
+            out = list(actions)
+        if full_fetch:
+            return out, states, extra
+        return out
+
+    def _compute(
+        self,
+        observations: list[Any],
+        policy_id: str,
+        explore: bool | None,
+        unsquash_action: bool | None,
+        clip_action: bool | None,
+    ) -> tuple[Any, list[Any], dict[str, Any]]:
+        worker = self.workers.local_worker()
+        policy = worker.get_policy(policy_id)
+        obs = worker.filters[policy_id](
+            worker.preprocessor.transform_many(observations), update=False
+        )
+        actions, states, extra = policy.compute_actions(obs, explore=explore)
+        unsquash = self.config["normalize_actions"] if unsquash_action is None else unsquash_action
+        clip = self.config["clip_actions"] if clip_action is None else clip_action
+        processed = action_processor(policy.action_space, bool(unsquash), bool(clip))(actions)
+        return processed, states, extra

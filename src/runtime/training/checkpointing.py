@@ -1,0 +1,172 @@
+"""What an ``Algorithm`` checkpoint holds and how the algorithm is saved to and restored from
+one: Tune's ``save_checkpoint`` / ``load_checkpoint`` hooks, ``save()`` / ``restore()`` outside
+Tune, and ``from_checkpoint``.
+
+A checkpoint is the algorithm's JSON state (config, iteration, counters, episode history,
+filters, each policy's exploration and learner state) and tensor files per policy (weights,
+optimizers, target networks);
+``policy_state`` and ``load_policy_state`` are the per-policy part. The file format is
+``runtime.training.checkpoint_files``."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.errors import ConfigError
+from rlconf.registry import get_algorithm_class
+from runtime.callbacks import DefaultCallbacks
+from runtime.env.rollout_worker import RolloutWorker
+from runtime.env.worker_set import WorkerSet
+from runtime.results.metrics import EpisodeHistory
+from runtime.results.result_logger import ResultLogger
+from runtime.training import checkpoint_files as checkpoints
+from runtime.training.trainable import Trainable
+
+if TYPE_CHECKING:
+    from runtime.algorithm import Algorithm
+
+
+def policy_state(worker: RolloutWorker) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """What a checkpoint holds for each policy of ``worker``: the JSON state (policy id ->
+    ``get_state()``: exploration and learner state; saved as ``state["policies"]``) and the
+    tensor files (file stem -> state dict): ``policies/<id>/module`` (the weights) and
+    ``policies/<id>/learner/<name>`` for each of the learner's optimizers and target networks."""
+    json_state = {pid: p.get_state() for pid, p in worker.policy_map.items()}
+    tensors: dict[str, dict[str, Any]] = {}
+    for pid, policy in worker.policy_map.items():
+        tensors[f"policies/{pid}/module"] = policy.module.state_dict()
+        if policy.learner_class is not None:
+            for name, tensor_state in policy.learner.get_tensor_state().items():
+                tensors[f"policies/{pid}/learner/{name}"] = tensor_state
+    return json_state, tensors
+
+
+def load_policy_state(worker: RolloutWorker, path: str, state: Mapping[str, Any]) -> None:
+    """Restore each policy of ``worker`` from the checkpoint folder ``path``: the weights and
+    the learner's tensors from their files, then ``set_state()`` with its entry in
+    ``state["policies"]`` (``state``: the checkpoint's JSON state)."""
+    for pid, policy in worker.policy_map.items():
+        module = checkpoints.read_tensors(path, f"policies/{pid}/module", policy.device)
+        policy.module.load_state_dict(module)
+        if policy.learner_class is not None:
+            names = policy.learner.get_tensor_state()
+            policy.learner.set_tensor_state(
+                {
+                    name: checkpoints.read_tensors(
+                        path, f"policies/{pid}/learner/{name}", policy.device
+                    )
+                    for name in names
+                }
+            )
+        policy.set_state(state["policies"].get(pid, {}))
+
+
+class Checkpointing(Trainable):
+    """The checkpoint part of ``Algorithm`` (mixed into it)."""
+
+    config: AlgorithmConfig
+    callbacks: DefaultCallbacks
+    workers: WorkerSet
+    _counters: dict[str, int]
+    _num_episodes: int
+    _history: EpisodeHistory
+
+    if TYPE_CHECKING:
+        # Provided by ResultsFolder: the results folder's writer.
+        def _open_results(self) -> ResultLogger: ...
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """The checkpoint's JSON state and tensor files (file stem -> state dict)."""
+        worker = self.workers.local_worker()
+        try:
+            config_json: str | None = self.config.to_json(indent=None)
+            config_problem = None
+        except ConfigError as error:
+            config_json, config_problem = None, str(error)
+        state: dict[str, Any] = {
+            "algorithm": type(self).__name__,
+            "algo_name": self.config.algo_name,
+            "config": config_json,
+            "config_problem": config_problem,
+            "iteration": self._iteration,
+            "time_total": self._time_total,
+            "timesteps_total": self._counters.get("num_env_steps_sampled", 0),
+            "episodes_total": self._num_episodes,
+            "counters": dict(self._counters),
+            "episode_history": self._history.to_state(),
+            "filters": worker.get_filter_states(),
+        }
+        state["policies"], tensors = policy_state(worker)
+        return state, tensors
+
+    def save_checkpoint(self, checkpoint_dir: str) -> None:
+        """Tune's hook: write this algorithm's state into ``checkpoint_dir``."""
+        state, tensors = self._state()
+        checkpoints.write_files(Path(checkpoint_dir), state, tensors)
+
+    def load_checkpoint(self, checkpoint: Any) -> None:
+        """Tune's hook: restore from a checkpoint folder."""
+        path = checkpoint if isinstance(checkpoint, str | os.PathLike) else str(checkpoint)
+        self._load_state(str(path))
+
+    def save(self, checkpoint_dir: str | None = None) -> Any:
+        """Write a checkpoint and return its path: ``<checkpoint_dir or logdir>/
+        checkpoint_<iteration>``. Under Tune, Tune's own checkpointing is used."""
+        if self._storage is not None and checkpoint_dir is None:
+            return super().save()  # type: ignore[misc]
+        parent = Path(checkpoint_dir) if checkpoint_dir else self._open_results().logdir
+        state, tensors = self._state()
+        return checkpoints.write_checkpoint(
+            parent / f"checkpoint_{self._iteration:06d}", state, tensors
+        )
+
+    def restore(self, checkpoint_path: Any) -> None:
+        """Load weights, optimizer state, filters, counters and the iteration from a
+        checkpoint written by ``save()``."""
+        if self._storage is not None and not isinstance(checkpoint_path, str | os.PathLike):
+            super().restore(checkpoint_path)  # type: ignore[misc]
+            return
+        # A Tune Checkpoint of a local folder restores like its path.
+        self._load_state(os.fspath(getattr(checkpoint_path, "path", checkpoint_path)))
+
+    def _load_state(self, path: str) -> None:
+        state = checkpoints.decode_floats(checkpoints.read_state(path))
+        worker = self.workers.local_worker()
+        load_policy_state(worker, path, state)
+        worker.sync_filters(state.get("filters", {}))
+        self._counters = defaultdict(int, {k: int(v) for k, v in state["counters"].items()})
+        self._num_episodes = int(state["episodes_total"])
+        self._history.set_state(state["episode_history"])
+        self._iteration = int(state["iteration"])
+        self._time_total = float(state["time_total"])
+        self._timesteps_total = int(state["timesteps_total"])
+        self.workers.sync_weights(global_vars={"timestep": self._counters["num_env_steps_sampled"]})
+        self.workers.sync_filter_states()
+        self.callbacks.on_checkpoint_loaded(algorithm=self)
+
+
+def algorithm_from_checkpoint(
+    algorithm_class: type[Algorithm],
+    checkpoint: str | os.PathLike[str],
+    config: AlgorithmConfig | None,
+    *,
+    generic: bool,
+) -> Algorithm:
+    """``Algorithm.from_checkpoint``: ``algorithm_class`` built with ``config`` (the one saved
+    in the checkpoint when None), its state restored. The class registered for the config's
+    ``algo_name`` is built instead when ``algorithm_class`` is the ``generic`` base or the
+    config is not one of its ``config_class``."""
+    path = os.fspath(checkpoint)
+    if config is None:
+        config = checkpoints.saved_config(path)
+    algo_class = algorithm_class
+    if (generic or not isinstance(config, algorithm_class.config_class)) and config.algo_name:
+        algo_class = get_algorithm_class(config.algo_name)
+    algo = algo_class(config=config, lazy_logdir=True)
+    algo.restore(path)
+    return algo

@@ -1,0 +1,89 @@
+"""What an ``Algorithm`` reports: the step counters, the sampler perf stats and the episode
+history it keeps between iterations, and the result dict it compiles from them each
+iteration."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from rlconf.algorithm_config import AlgorithmConfig
+from runtime.env.episode import EpisodeMetrics
+from runtime.env.worker_set import WorkerSet
+from runtime.results.metrics import EpisodeHistory, summarize_episodes
+from runtime.results.system_usage import SystemUsage
+from runtime.training.trainable import Trainable
+
+
+class ResultBookkeeping(Trainable):
+    """The counters and result compilation part of ``Algorithm`` (mixed into it)."""
+
+    config: AlgorithmConfig
+    workers: WorkerSet
+    #: num_env_steps_sampled / _trained, num_agent_steps_sampled / _trained (a defaultdict).
+    _counters: dict[str, int]
+    _num_episodes: int
+    #: The last ``metrics_num_episodes_for_smoothing`` episodes, for the smoothed metrics.
+    _history: EpisodeHistory
+    #: Episodes finished since the last result.
+    _pending_episodes: list[EpisodeMetrics]
+    #: Perf stats of the remote workers' samples since the last result.
+    _perf: list[dict[str, float]]
+    _system_usage: SystemUsage | None
+
+    def _start_bookkeeping(self) -> None:
+        """Counters at zero, no episodes yet."""
+        config = self.config
+        self._counters = defaultdict(int)
+        self._num_episodes = 0
+        self._history = EpisodeHistory(int(config["metrics_num_episodes_for_smoothing"]))
+        self._pending_episodes = []
+        self._perf = []
+        self._system_usage = SystemUsage() if config["log_sys_usage"] else None
+
+    def _compile_results(self, step_results: dict[str, Any], sampled: int) -> dict[str, Any]:
+        """The result of an iteration: episode metrics (smoothed over the history), counters,
+        sampler perf stats and system usage, then the training step's own results (its
+        ``info`` merged with the counters)."""
+        new = self._pending_episodes
+        self._pending_episodes = []
+        self._num_episodes += len(new)
+        result = summarize_episodes(self._history.smoothed(new), new_episodes=len(new))
+        counters = dict(self._counters)
+        info = dict(step_results.get("info", {}))
+        info.update(counters)
+        if self.workers.num_workers == 0:
+            perf = self.workers.local_worker().get_perf_stats()
+        else:
+            perf = mean_dicts(self._perf)
+            self._perf = []
+        result.update(
+            {
+                "episodes_total": self._num_episodes,
+                "timesteps_total": counters.get("num_env_steps_sampled", 0),
+                "timesteps_this_iter": sampled,
+                "agent_timesteps_total": counters.get("num_agent_steps_sampled", 0),
+                "num_env_steps_sampled": counters.get("num_env_steps_sampled", 0),
+                "num_env_steps_trained": counters.get("num_env_steps_trained", 0),
+                "num_agent_steps_sampled": counters.get("num_agent_steps_sampled", 0),
+                "num_agent_steps_trained": counters.get("num_agent_steps_trained", 0),
+                "num_healthy_workers": self.workers.num_healthy_workers(),
+                "num_recreated_workers": self.workers.num_recreated,
+                "sampler_perf": perf,
+                "info": info,
+            }
+        )
+        if self._system_usage is not None:
+            result["perf"] = self._system_usage.sample()
+        for key, value in step_results.items():
+            if key != "info":
+                result[key] = value
+        return result
+
+
+def mean_dicts(dicts: list[dict[str, float]]) -> dict[str, float]:
+    """Key-wise means over the dicts that have the key (keys sorted)."""
+    keys = {k for d in dicts for k in d}
+    return {k: float(np.mean([d[k] for d in dicts if k in d])) for k in sorted(keys)}

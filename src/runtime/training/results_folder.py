@@ -1,0 +1,70 @@
+"""The folder an ``Algorithm`` writes its results and checkpoints to outside a Tune trial:
+chosen when the algorithm is made, created on first use (or when the algorithm is built),
+removed again when building fails and nothing but params.json went into it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlconf.algorithm_config import AlgorithmConfig
+from runtime.results.result_logger import ResultLogger, claim_logdir, planned_logdir
+from runtime.training.trainable import Trainable
+
+
+class ResultsFolder(Trainable):
+    """The results folder part of ``Algorithm`` (mixed into it)."""
+
+    config: AlgorithmConfig
+    #: The config, before ``setup()`` makes it ``config``.
+    _algo_config: AlgorithmConfig
+    #: Create the folder only when the first result or checkpoint is written into it.
+    _lazy_logdir: bool
+    #: Whether the folder has been created (outside Tune).
+    _logdir_claimed: bool
+    #: Whether the folder was given (``logger_config["logdir"]``) rather than made up.
+    _logdir_fixed: bool
+    _result_logger: ResultLogger | None
+
+    def _setup_logdir(self) -> None:
+        """Outside Tune the results go to ``logger_config["logdir"]`` when given, otherwise to a
+        new ``<local_dir>/<ALGO>_<ENV>_<timestamp>`` folder (``local_dir`` from
+        ``logger_config``, ``$RLCONF_RESULTS_DIR`` or ``~/rlconf_results``). Under Tune the
+        trial's folder is used."""
+        if self._storage is not None:
+            super()._setup_logdir()
+            return
+        settings = dict(self._algo_config["logger_config"] or {})
+        self._logdir_fixed = bool(settings.get("logdir"))
+        if self._logdir_fixed:
+            path = Path(str(settings["logdir"])).expanduser()
+        else:
+            path = planned_logdir(
+                type(self).__name__, self._algo_config["env"], settings.get("local_dir")
+            )
+        self._logdir = str(path)
+
+    def _claim_logdir(self) -> Path:
+        """Create the results folder (outside Tune) if it is not there yet."""
+        path = Path(self.logdir)
+        if self._storage is None and not self._logdir_claimed:
+            if self._logdir_fixed:
+                path.mkdir(parents=True, exist_ok=True)
+            else:
+                path = claim_logdir(path)
+                self._logdir = str(path)
+            self._logdir_claimed = True
+        return path
+
+    def _open_results(self) -> ResultLogger:
+        """The results directory's writer (params.json first), made on first use."""
+        if self._result_logger is None:
+            self._result_logger = ResultLogger(self._claim_logdir(), self.config)
+        return self._result_logger
+
+
+def remove_if_unused(logdir: Path) -> None:
+    """Remove a results folder that holds nothing but its params.json."""
+    if logdir.is_dir() and {p.name for p in logdir.iterdir()} <= {"params.json"}:
+        for file in logdir.iterdir():
+            file.unlink()
+        logdir.rmdir()

@@ -1,0 +1,95 @@
+"""The stages a training step is composed of, one name each:
+
+- ``sample_train_batch()``: at least ``train_batch_size`` env steps from the rollout workers
+  (or the offline input), already postprocessed by the workers with the algorithm's steps,
+  keyed by policy id;
+- ``learn_on_batch(batch)``: one learner update per policy to train, on the local worker;
+- ``sync_weights()``: the new weights (and the global timestep) to every rollout worker.
+
+The step counters (env and agent steps, sampled and trained) are kept here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlconf.algorithm_config import AlgorithmConfig
+from runtime.core.multi_agent_batch import MultiAgentBatch
+from runtime.core.sample_batch import SampleBatch
+from runtime.env.episode import EpisodeMetrics
+from runtime.env.rollout_worker import RolloutWorker
+from runtime.env.worker_set import WorkerSet
+from runtime.offline.batch_files import BatchReader
+from runtime.offline.input_reader import NormalizingReader
+from runtime.training.trainable import Trainable
+
+
+class TrainingStages(Trainable):
+    """The stages of a training step (mixed into ``Algorithm``)."""
+
+    config: AlgorithmConfig
+    workers: WorkerSet
+    _reader: BatchReader | NormalizingReader | None
+    _counters: dict[str, int]
+    _pending_episodes: list[EpisodeMetrics]
+    _perf: list[dict[str, float]]
+
+    def sample_train_batch(self) -> MultiAgentBatch:
+        """Sample rounds from the rollout workers until ``train_batch_size`` env steps are in."""
+        target = int(self.config["train_batch_size"])
+        batches: list[MultiAgentBatch] = []
+        count = 0
+        self.workers.local_worker().set_global_vars(
+            {"timestep": self._counters["num_env_steps_sampled"]}
+        )
+        while count < target:
+            for batch in self.sample_round():
+                batches.append(batch)
+                count += batch.env_steps()
+        train_batch = MultiAgentBatch.concat_samples(batches)
+        self._counters["num_env_steps_sampled"] += train_batch.env_steps()
+        self._counters["num_agent_steps_sampled"] += train_batch.agent_steps()
+        return train_batch
+
+    def sample_round(self) -> list[MultiAgentBatch]:
+        """One ``sample()`` from every rollout worker (the local one when there are none), or
+        one batch of the offline input."""
+        if self._reader is not None:
+            return [MultiAgentBatch.wrap(self._reader.next())]
+        workers = self.workers
+        if workers.num_workers == 0:
+            local = workers.local_worker()
+            batch = local.sample()
+            self._pending_episodes.extend(local.get_metrics())
+            return [MultiAgentBatch.wrap(batch)]
+        results = workers.call_remote(_sample_remote)
+        if not results:
+            raise RuntimeError(
+                "all remote rollout workers have failed; none is left to sample from"
+            )
+        out = []
+        for _, (sampled, episodes, perf) in results:
+            out.append(MultiAgentBatch.wrap(sampled))
+            self._pending_episodes.extend(episodes)
+            self._perf.append(perf)
+        return out
+
+    def learn_on_batch(self, batch: SampleBatch | MultiAgentBatch) -> dict[str, Any]:
+        """Update the learner of each policy in ``batch`` on its rows (on the local worker);
+        returns the learner info per policy id."""
+        batch = MultiAgentBatch.wrap(batch)
+        info = self.workers.local_worker().learn_on_batch(batch)
+        self._counters["num_env_steps_trained"] += batch.env_steps()
+        self._counters["num_agent_steps_trained"] += batch.agent_steps()
+        return info
+
+    def sync_weights(self) -> None:
+        """Send the local worker's weights and the global timestep to the rollout workers."""
+        self.workers.sync_weights(global_vars={"timestep": self._counters["num_env_steps_sampled"]})
+
+
+def _sample_remote(
+    worker: RolloutWorker,
+) -> tuple[SampleBatch | MultiAgentBatch, list[EpisodeMetrics], Any]:
+    batch = worker.sample()
+    return batch, worker.get_metrics(), worker.get_perf_stats()
