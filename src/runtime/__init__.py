@@ -9,6 +9,7 @@ from runtime.algorithm import Algorithm
 from runtime.algorithms.a2c import A2C
 from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
+from runtime.buffers import ReplayBuffer
 from runtime.callbacks import DefaultCallbacks, make_multi_callbacks
 from runtime.cluster.placement import ResourceError
 from runtime.cluster.tune_support import install as _install_tune_support
@@ -26,6 +27,7 @@ from runtime.env.episode import Episode
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.task_settable_env import TaskSettableEnv
 from runtime.env.worker_set import WorkerFailure, WorkerSet
+from runtime.training.off_policy import OffPolicyAlgorithm
 from runtime.training.on_policy import OnPolicyAlgorithm
 
 _install_tune_support()
@@ -43,10 +45,12 @@ __all__ = [
     "Learner",
     "ModelCatalog",
     "MultiAgentBatch",
+    "OffPolicyAlgorithm",
     "OnPolicyAlgorithm",
     "PolicyBuilder",
     "RLModule",
     "Random",
+    "ReplayBuffer",
     "ResourceError",
     "RolloutWorker",
     "SampleBatch",
