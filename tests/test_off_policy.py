@@ -84,6 +84,7 @@ class QModule(RLModule):
 
 class QLearner(Learner):
     def setup(self) -> None:
+        assert isinstance(self.module, QModule)
         self.target = self.add_target_network("q", self.module)
 
     def compute_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, Any]]:
@@ -153,7 +154,7 @@ def test_target_network_follows_every_target_network_update_freq_steps() -> None
         assert result["info"].get("num_target_updates", 0) == 0
         assert not all(
             torch.equal(a, b)
-            for a, b in zip(source.state_dict().values(), target.state_dict().values())
+            for a, b in zip(source.state_dict().values(), target.state_dict().values(), strict=True)
         )
         result = algo.train()  # step 20: the first update copies the source
         assert result["info"]["num_target_updates"] == 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -23,6 +23,7 @@ from runtime.core.sample_batch import SampleBatch
 from runtime.core.schedules import PiecewiseSchedule
 
 Tensors = dict[str, torch.Tensor]
+_Net = TypeVar("_Net", bound=nn.Module)
 
 #: The optimizer of learners with one loss.
 DEFAULT_OPTIMIZER = "default"
@@ -91,7 +92,7 @@ class Learner:
 
     # ------------------------------------------------------------------ target networks
 
-    def add_target_network(self, name: str, source: nn.Module) -> nn.Module:
+    def add_target_network(self, name: str, source: _Net) -> _Net:
         """A frozen copy of ``source`` that follows it through ``update_target_networks``."""
         target = copy.deepcopy(source)
         for param in target.parameters():
