@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rlconf.config_checks import DEFAULT_POLICY_ID
+
 Kind = Literal["number", "list", "text", "flag", "config"]
 
 #: How each kind reads in a message ("a list", not a number).
@@ -166,8 +168,8 @@ TRAINING_KEYS: tuple[ResultKey, ...] = (
         "number",
         "a policy's learner statistics (learner_stats/<stat>, num_grad_updates)",
         examples=(
-            *(f"info/learner/default_policy/learner_stats/{s}" for s in _LEARNER_STATS),
-            "info/learner/default_policy/num_grad_updates",
+            *(f"info/learner/{DEFAULT_POLICY_ID}/learner_stats/{s}" for s in _LEARNER_STATS),
+            f"info/learner/{DEFAULT_POLICY_ID}/num_grad_updates",
         ),
     ),
     ResultKey(
