@@ -105,7 +105,9 @@ def _entry(name: str, where: str) -> AlgorithmEntry:
             "is not registered" + (f" ({hint})" if hint else ""),
             value=name,
             has_value=True,
-            allowed=", ".join(list_algorithms()),
+            allowed=", ".join(list_algorithms())
+            + " (an algorithm of your own: register_algorithm() in the module that defines it; "
+            "on the command line, --import that module or file)",
         )
     return entry
 

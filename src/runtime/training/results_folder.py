@@ -38,9 +38,8 @@ class ResultsFolder(Trainable):
         if self._logdir_fixed:
             path = Path(str(settings["logdir"])).expanduser()
         else:
-            path = planned_logdir(
-                type(self).__name__, self._algo_config["env"], settings.get("local_dir")
-            )
+            name = self._algo_config.algo_name or type(self).__name__
+            path = planned_logdir(name, self._algo_config["env"], settings.get("local_dir"))
         self._logdir = str(path)
 
     def _claim_logdir(self) -> Path:
