@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 _MAX_REPR = 80
@@ -29,7 +30,9 @@ class FieldIssue:
     allowed: str = ""
 
     def render(self) -> str:
-        given = f"={short_repr(self.value)} ({type(self.value).__name__})" if self.has_value else ""
+        kind = getattr(self.value, "type_name", None) if isinstance(self.value, _Shown) else None
+        kind = kind or type(self.value).__name__
+        given = f"={short_repr(self.value)} ({kind})" if self.has_value else ""
         text = f"{self.field}{given}: {self.problem}"
         if self.allowed:
             text += f"; allowed: {self.allowed}"
@@ -51,6 +54,18 @@ class ConfigError(ValueError):
         body = "\n".join(f"  - {issue.render()}" for issue in self.issues)
         super().__init__(f"{head}\n{body}")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Ray sends exceptions from remote workers pickled; a value that cannot be pickled (a
+        # lambda) travels as what the message shows of it.
+        issues = []
+        for issue in self.issues:
+            try:
+                pickle.dumps(issue.value)
+                issues.append(issue)
+            except Exception:
+                issues.append(replace(issue, value=_Shown(issue.value)))
+        return (type(self), (self.where, issues))
+
     @classmethod
     def single(
         cls,
@@ -63,3 +78,14 @@ class ConfigError(ValueError):
         allowed: str = "",
     ) -> ConfigError:
         return cls(where, [FieldIssue(field, problem, value, has_value, allowed)])
+
+
+class _Shown:
+    """Stands in for a value that could not be pickled: same repr and type name."""
+
+    def __init__(self, value: Any) -> None:
+        self.text = short_repr(value)
+        self.type_name = type(value).__name__
+
+    def __repr__(self) -> str:
+        return self.text

@@ -23,6 +23,7 @@ from runtime.cluster.cpu_threads import set_learner_threads
 from runtime.cluster.driver_environment import set_driver_environs
 from runtime.cluster.placement import Placement
 from runtime.cluster.resources import ResourcePlan, Role, resource_plan
+from runtime.core.exploration import check_exploration
 from runtime.core.learner import Learner
 from runtime.core.module import ActorCriticModule, RLModule
 from runtime.core.policy import SAMPLING_EXPLORATIONS, PolicyBuilder, Postprocessor
@@ -136,6 +137,7 @@ class Algorithm(
         env = config["env"]
         self.env_creator: EnvCreator | None = env_creator_for(env) if env is not None else None
         self.device = learner_device(config, type(self).__name__)
+        check_exploration(config, self.explorations, type(self).__name__)
         self._start_bookkeeping()
         self.resource_plan: ResourcePlan = resource_plan(config)
         self.placement: Placement | None = reserve_placement(

@@ -2,7 +2,12 @@
 ``exploration_config``."""
 
 from runtime.core.exploration.exploration import Exploration
-from runtime.core.exploration.factory import BUILTIN, build_exploration, exploration_class
+from runtime.core.exploration.factory import (
+    BUILTIN,
+    build_exploration,
+    check_exploration,
+    exploration_class,
+)
 from runtime.core.exploration.random_actions import Random
 from runtime.core.exploration.stochastic_sampling import StochasticSampling
 
@@ -12,5 +17,6 @@ __all__ = [
     "Random",
     "StochasticSampling",
     "build_exploration",
+    "check_exploration",
     "exploration_class",
 ]

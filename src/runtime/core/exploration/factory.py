@@ -28,20 +28,37 @@ def exploration_class(kind: Any, allowed: Sequence[str], algorithm: str) -> type
     allows when it is not one of ``allowed`` or a subclass of ``Exploration``."""
     if isinstance(kind, str) and kind in allowed and kind in BUILTIN:
         return BUILTIN[kind]
+    where = f"{algorithm} (build)"
+    accepted = ", ".join(allowed) + ", or a subclass of runtime.Exploration"
     user = kind
     if isinstance(kind, str) and ("." in kind or ":" in kind):
-        user = resolve(kind)
+        try:
+            user = resolve(kind)
+        except ValueError as exc:
+            raise ConfigError.single(
+                where,
+                "exploration_config.type",
+                str(exc),
+                value=kind,
+                has_value=True,
+                allowed=accepted,
+            ) from None
     if isinstance(user, type) and issubclass(user, Exploration):
         return user
-    name = kind if isinstance(kind, str) else getattr(kind, "__name__", repr(kind))
     raise ConfigError.single(
-        f"{algorithm} (build)",
+        where,
         "exploration_config.type",
         f"is not available to {algorithm}",
-        value=name,
+        value=kind,
         has_value=True,
-        allowed=", ".join(allowed) + ", or a subclass of runtime.Exploration",
+        allowed=accepted,
     )
+
+
+def check_exploration(config: Any, allowed: Sequence[str], algorithm: str) -> None:
+    """Refuse an exploration type ``algorithm`` cannot use, before any worker is made."""
+    settings = dict(config.get("exploration_config") or {})
+    exploration_class(settings.get("type", "StochasticSampling"), allowed, algorithm)
 
 
 def build_exploration(
