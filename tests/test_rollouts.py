@@ -227,3 +227,13 @@ def test_sample_batch_from_worker_concatenates_and_shuffles() -> None:
     before = both["obs"].copy()
     both.shuffle(np.random.default_rng(0))
     assert sorted(map(tuple, before)) == sorted(map(tuple, both["obs"]))
+
+
+def test_the_last_row_of_an_episode_holds_its_final_observation_not_the_reset_one() -> None:
+    worker = _worker(_config(num_envs_per_worker=4, rollout_fragment_length=100))
+    batch = worker.sample()
+    ends = np.flatnonzero(batch["terminateds"])
+    assert len(ends) > 0
+    final = batch["new_obs"][ends]
+    # CartPole terminates when the cart leaves [-2.4, 2.4] or the pole tips past 12 degrees.
+    assert np.all((np.abs(final[:, 0]) > 2.4) | (np.abs(final[:, 2]) > 0.2094))

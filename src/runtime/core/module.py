@@ -92,25 +92,23 @@ class ActorCriticModule(RLModule):
             getattr(self.model, "separate_value_network", False)
         )
 
-    def forward_train(self, batch: Tensors) -> Tensors:
+    def _forward(self, batch: Tensors, values: bool) -> Tensors:
         inputs, _ = self.model(obs_input(batch[SB.OBS]), [], None)
         out = {SB.ACTION_DIST_INPUTS: inputs}
-        if self.has_critic:
+        if values:
             out[SB.VF_PREDS] = self.model.value_function()
         return out
+
+    def forward_train(self, batch: Tensors) -> Tensors:
+        return self._forward(batch, self.has_critic)
 
     def forward_exploration(self, batch: Tensors) -> Tensors:
-        inputs, _ = self.model(obs_input(batch[SB.OBS]), [], None)
-        out = {SB.ACTION_DIST_INPUTS: inputs}
         # Values that come out of the same pass are kept for the sampler; a separate value
         # network is evaluated once per fragment instead (``compute_values``).
-        if self.has_critic and not self.separate_value_network:
-            out[SB.VF_PREDS] = self.model.value_function()
-        return out
+        return self._forward(batch, self.has_critic and not self.separate_value_network)
 
     def forward_inference(self, batch: Tensors) -> Tensors:
-        inputs, _ = self.model(obs_input(batch[SB.OBS]), [], None)
-        return {SB.ACTION_DIST_INPUTS: inputs}
+        return self._forward(batch, False)
 
     def compute_values(self, batch: Tensors) -> torch.Tensor:
         return self.model.values(obs_input(batch[SB.OBS]))

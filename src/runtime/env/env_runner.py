@@ -89,10 +89,8 @@ class EnvRunner(StepLoop):
             if done.any():
                 ended = np.flatnonzero(done).tolist()
                 for i in ended:
-                    # NOTE: a view of next_obs, which _end_episodes overwrites with the reset
-                    # observation of each sub-env it resets: NEXT_OBS and the truncation
-                    # bootstrap then see that, not the final one (a .copy() would fix it).
-                    finals[(step, i)] = next_obs[i]
+                    # A copy: the row of next_obs gets the reset observation below.
+                    finals[(step, i)] = next_obs[i].copy()
                     if truncs[i] or self.no_done_at_end:
                         bootstrap.append((step, i))
                 go_on = ~terms if self.soft_horizon else None
