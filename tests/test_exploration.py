@@ -296,3 +296,34 @@ def test_a_strategy_the_algorithm_cannot_use_is_refused_before_any_worker_starts
     config = PPOConfig().environment("CartPole-v1").rollouts(num_workers=2)
     with pytest.raises(ConfigError, match=r"exploration_config.type='SoftQ'.*StochasticSampling"):
         config.exploration(exploration_config={"type": "SoftQ"}).build()
+
+
+class _Actor(RLModule):
+    """A deterministic actor: outputs actions, no distribution."""
+
+    def __init__(self, obs_space: gym.Space[Any], action_space: gym.Space[Any], config: Any):
+        super().__init__(obs_space, action_space, config)
+        self.scale = torch.nn.Parameter(torch.tensor(0.5))
+
+    def forward_train(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {SB.ACTIONS: self.scale * batch[SB.OBS][:, :1]}
+
+
+class _PlusOne(Exploration):
+    def get_exploration_action(
+        self, *, action_distribution: ActionDistribution, timestep: int, explore: bool = True
+    ) -> torch.Tensor:
+        greedy = action_distribution.deterministic_sample()
+        return greedy + 1.0 if explore else greedy
+
+
+def test_a_deterministic_actor_acts_through_the_same_interface() -> None:
+    box = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
+    config = PPOConfig().exploration(exploration_config={"type": _PlusOne}).freeze()
+    policy = PolicyBuilder(learner_class=None, module_class=_Actor)(OBS_SPACE, box, config)
+    obs = np.array([[0.2, 0.0, 0.0], [-0.4, 0.0, 0.0]], np.float32)
+    greedy, _, extra = policy.compute_actions(obs, explore=False)
+    np.testing.assert_allclose(greedy, [[0.1], [-0.2]], rtol=1e-6)
+    np.testing.assert_allclose(extra[SB.ACTION_LOGP], [0.0, 0.0])
+    noisy, _, _ = policy.compute_actions(obs, explore=True)
+    np.testing.assert_allclose(noisy, [[1.1], [0.8]], rtol=1e-6)

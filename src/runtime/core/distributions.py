@@ -1,4 +1,5 @@
-"""Action distributions over a model's outputs: Categorical, DiagGaussian, MultiCategorical."""
+"""Action distributions over a model's outputs: Categorical, DiagGaussian, MultiCategorical, and
+Deterministic for actors that output actions."""
 
 from __future__ import annotations
 
@@ -112,6 +113,26 @@ class DiagGaussian(ActionDistribution):
         assert isinstance(other, DiagGaussian)
         ratio = (self.std.pow(2) + (self.mean - other.mean).pow(2)) / (2 * other.std.pow(2))
         return (other.log_std - self.log_std + ratio - 0.5).sum(-1)
+
+
+class Deterministic(ActionDistribution):
+    """The distribution of a deterministic actor: all mass on ``inputs``, the actions (noise
+    exploration adds to them)."""
+
+    def sample(self) -> torch.Tensor:
+        return self.inputs
+
+    def deterministic_sample(self) -> torch.Tensor:
+        return self.inputs
+
+    def logp(self, actions: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(len(actions), device=actions.device)
+
+    def entropy(self) -> torch.Tensor:
+        return torch.zeros(len(self.inputs), device=self.inputs.device)
+
+    def kl(self, other: ActionDistribution) -> torch.Tensor:
+        return torch.zeros(len(self.inputs), device=self.inputs.device)
 
 
 def distribution_for(action_space: gym.Space[Any]) -> tuple[Any, int]:

@@ -29,7 +29,8 @@ class RLModule(nn.Module):
     ``forward_train`` (and ``forward_exploration``/``forward_inference`` where acting differs
     from training)."""
 
-    #: Builds ``inputs -> ActionDistribution``; None for modules that output actions directly.
+    #: Builds ``inputs -> ActionDistribution``; None for modules that output ``actions``
+    #: directly (the policy then acts on a ``Deterministic`` distribution over them).
     dist_class: Any = None
 
     def __init__(

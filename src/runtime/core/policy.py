@@ -19,6 +19,7 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
+from runtime.core.distributions import ActionDistribution, Deterministic
 from runtime.core.exploration import build_exploration
 from runtime.core.learner import DEFAULT_OPTIMIZER, Learner
 from runtime.core.module import ActorCriticModule, RLModule
@@ -122,8 +123,13 @@ class TorchPolicy:
         inputs = self._obs(obs_batch)
         module = self.module
         out = module.forward_exploration(inputs) if explore else module.forward_inference(inputs)
-        dist_inputs = out[SampleBatch.ACTION_DIST_INPUTS]
-        dist = self.dist_class(dist_inputs)
+        if self.dist_class is None:
+            # A deterministic actor outputs its actions; exploration may add noise to them.
+            dist_inputs = out[SampleBatch.ACTIONS]
+            dist: ActionDistribution = Deterministic(dist_inputs)
+        else:
+            dist_inputs = out[SampleBatch.ACTION_DIST_INPUTS]
+            dist = self.dist_class(dist_inputs)
         actions = self.exploration.get_exploration_action(
             action_distribution=dist, timestep=step, explore=explore
         )

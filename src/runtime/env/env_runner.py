@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from rlconf.config_checks import DEFAULT_POLICY_ID
 from runtime.callbacks import DefaultCallbacks, overrides
 from runtime.core.policy import TorchPolicy
 from runtime.core.sample_batch import SampleBatch
@@ -194,7 +195,7 @@ class EnvRunner(StepLoop):
                     worker=self.worker,
                     episode=self._recent.get(episode_id),
                     agent_id=0,
-                    policy_id="default_policy",
+                    policy_id=DEFAULT_POLICY_ID,
                     policies=self._policies(),
                     postprocessed_batch=segment,
                     original_batches={},
