@@ -330,3 +330,14 @@ def test_settings_the_runtime_cannot_carry_out_are_refused_at_build() -> None:
         config.build()
     message = str(caught.value)
     assert "sample_async=True" in message and "multiagent.policies" in message
+
+
+def test_a_checkpoint_of_the_earlier_format_is_refused_with_the_reason(tmp_path: Path) -> None:
+    from runtime.training.checkpoint_files import CheckpointError
+
+    old = tmp_path / "checkpoint_000001"
+    old.mkdir()
+    state = {"format": "rlconf-checkpoint/1", "config": PPOConfig().to_json()}
+    (old / "algorithm_state.json").write_text(json.dumps(state))
+    with pytest.raises(CheckpointError, match=r"older rlconf.*cannot restore it"):
+        Algorithm.from_checkpoint(old)
