@@ -100,7 +100,7 @@ INERT_KEYS: dict[str, InertKey] = {
     "_tf_policy_handles_more_than_one_loss": InertKey((False,), _TF_ONLY, "framework"),
     "_disable_execution_plan_api": InertKey(
         (True, False),
-        "rlconf has no execution plans; every algorithm runs its training_iteration()",
+        "rlconf has no execution plans; every algorithm runs its training_step()",
         "training",
     ),
     "enable_connectors": InertKey(
