@@ -121,7 +121,7 @@ EVALUATION_ONLY_KEYS: tuple[ResultKey, ...] = _numbers(
     }
 )
 
-_LEARNER_STATS = ("total_loss", "policy_loss", "vf_loss", "entropy", "kl", "cur_lr")
+_LEARNER_STATS = ("total_loss", "policy_loss", "vf_loss", "entropy", "kl", "cur_lr", "cur_epsilon")
 
 #: Keys of a training result outside the episode metrics and ``evaluation``.
 TRAINING_KEYS: tuple[ResultKey, ...] = (

@@ -13,7 +13,14 @@ from runtime.buffers import ReplayBuffer
 from runtime.callbacks import DefaultCallbacks, make_multi_callbacks
 from runtime.cluster.placement import ResourceError
 from runtime.cluster.tune_support import install as _install_tune_support
-from runtime.core.exploration import Exploration, Random, StochasticSampling
+from runtime.core.exploration import (
+    EpsilonGreedy,
+    Exploration,
+    PerWorkerEpsilonGreedy,
+    Random,
+    SoftQ,
+    StochasticSampling,
+)
 from runtime.core.learner import Learner
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
@@ -41,12 +48,14 @@ __all__ = [
     "DefaultCallbacks",
     "EnvContext",
     "Episode",
+    "EpsilonGreedy",
     "Exploration",
     "Learner",
     "ModelCatalog",
     "MultiAgentBatch",
     "OffPolicyAlgorithm",
     "OnPolicyAlgorithm",
+    "PerWorkerEpsilonGreedy",
     "PolicyBuilder",
     "RLModule",
     "Random",
@@ -54,6 +63,7 @@ __all__ = [
     "ResourceError",
     "RolloutWorker",
     "SampleBatch",
+    "SoftQ",
     "StochasticSampling",
     "TaskSettableEnv",
     "TorchModel",

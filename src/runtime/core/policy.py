@@ -168,12 +168,16 @@ class TorchPolicy:
     # ------------------------------------------------------------------ learning
 
     def learn_on_batch(self, batch: SampleBatch) -> dict[str, Any]:
-        """Learn on one train batch (the learner's ``update``); returns the learner info."""
-        return self.learner.update(batch)
+        """Learn on one train batch (the learner's ``update``); returns the learner info, with
+        the exploration's ``stats()`` (e.g. ``cur_epsilon``) among its ``learner_stats``."""
+        info = self.learner.update(batch)
+        info.setdefault("learner_stats", {}).update(self.exploration.stats())
+        return info
 
     def on_global_var_update(self, global_vars: Mapping[str, Any]) -> None:
         """Receive the global timestep: exploration and (where learning) schedules follow it."""
         self.global_timestep = int(global_vars.get("timestep", self.global_timestep))
+        self.exploration.on_timestep(self.global_timestep)
         if self._learner is not None:
             self._learner.on_timestep(self.global_timestep)
 
@@ -188,7 +192,13 @@ class TorchPolicy:
         self.module.load_state_dict(state)
 
     def get_exploration_state(self) -> dict[str, Any]:
-        return {"timestep": self.global_timestep, **self.exploration.get_state()}
+        """The exploration's state (e.g. ``cur_epsilon`` and the ``last_timestep`` it was
+        computed at) and its stats, at the policy's global ``timestep``."""
+        return {
+            "timestep": self.global_timestep,
+            **self.exploration.stats(),
+            **self.exploration.get_state(),
+        }
 
     def get_state(self) -> dict[str, Any]:
         """JSON-able state besides the weights: exploration and learner state."""

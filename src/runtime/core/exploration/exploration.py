@@ -50,6 +50,11 @@ class Exploration:
         ``explore=False`` must act greedily (the distribution's deterministic sample)."""
         raise NotImplementedError(f"{type(self).__name__} must implement get_exploration_action()")
 
+    def on_timestep(self, timestep: int) -> None:
+        """The policy's global timestep changed (a weight sync): a strategy whose state follows
+        it (e.g. the epsilon schedule) updates here, so that a worker that never acts (the
+        local worker beside remote ones) still reports the current state."""
+
     def random_actions(self, count: int, like: torch.Tensor) -> torch.Tensor:
         """``count`` uniform draws from the action space (its own seeded generator)."""
         draws = np.stack([self.action_space.sample() for _ in range(count)])
@@ -61,3 +66,7 @@ class Exploration:
 
     def set_state(self, state: Mapping[str, Any]) -> None:
         """Restore what ``get_state`` returned."""
+
+    def stats(self) -> dict[str, float]:
+        """Numbers to report with each learner update (``learner_stats``), e.g. ``cur_epsilon``."""
+        return {}

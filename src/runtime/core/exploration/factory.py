@@ -1,7 +1,9 @@
 """Building a policy's exploration strategy from ``exploration_config``.
 
 ``type`` is the name of a built-in strategy the algorithm allows, or a user class (or its
-import path) that subclasses ``runtime.Exploration``.
+import path) that subclasses ``runtime.Exploration``. Every type rlconf validates
+(``rlconf.exploration_types.BUILTIN_EXPLORATION``) is either in ``BUILTIN`` or in
+``NOT_AVAILABLE`` with the reason it is refused.
 """
 
 from __future__ import annotations
@@ -13,23 +15,65 @@ import gymnasium as gym
 
 from rlconf.errors import ConfigError
 from rlconf.importpath import resolve
+from rlconf.registry import get_algorithm_class, list_algorithms
+from runtime.core.exploration.epsilon_greedy import EpsilonGreedy
 from runtime.core.exploration.exploration import Exploration
+from runtime.core.exploration.per_worker_epsilon_greedy import PerWorkerEpsilonGreedy
 from runtime.core.exploration.random_actions import Random
+from runtime.core.exploration.soft_q import SoftQ
 from runtime.core.exploration.stochastic_sampling import StochasticSampling
 
 BUILTIN: dict[str, type[Exploration]] = {
     "StochasticSampling": StochasticSampling,
     "Random": Random,
+    "EpsilonGreedy": EpsilonGreedy,
+    "PerWorkerEpsilonGreedy": PerWorkerEpsilonGreedy,
+    "SoftQ": SoftQ,
 }
+
+_NEEDS_ACTOR = (
+    "perturbs the actions of a deterministic actor and needs a deterministic-actor algorithm "
+    "(DDPG/TD3), which is not available yet"
+)
+#: Types the config accepts that no runtime strategy implements yet, with the reason.
+NOT_AVAILABLE: dict[str, str] = {
+    "GaussianNoise": _NEEDS_ACTOR,
+    "PerWorkerGaussianNoise": _NEEDS_ACTOR,
+    "OrnsteinUhlenbeckNoise": _NEEDS_ACTOR,
+    "PerWorkerOrnsteinUhlenbeckNoise": _NEEDS_ACTOR,
+}
+
+
+def algorithms_allowing(kind: str) -> list[str]:
+    """The registered algorithms whose ``explorations`` include ``kind``."""
+    names = []
+    for name in list_algorithms():
+        try:
+            algorithm_class = get_algorithm_class(name)
+        except Exception:  # a user entry that does not import must not hide the real error
+            continue
+        if kind in getattr(algorithm_class, "explorations", ()):
+            names.append(name)
+    return names
 
 
 def exploration_class(kind: Any, allowed: Sequence[str], algorithm: str) -> type[Exploration]:
     """The class ``exploration_config["type"]`` names; a ConfigError naming what ``algorithm``
     allows when it is not one of ``allowed`` or a subclass of ``Exploration``."""
+    where = f"{algorithm} (build)"
+    accepted = ", ".join(a for a in allowed if a in BUILTIN)
+    accepted = (accepted + ", or " if accepted else "") + "a subclass of runtime.Exploration"
+    if isinstance(kind, str) and kind in NOT_AVAILABLE:
+        raise ConfigError.single(
+            where,
+            "exploration_config.type",
+            f"{kind} {NOT_AVAILABLE[kind]}",
+            value=kind,
+            has_value=True,
+            allowed=accepted,
+        )
     if isinstance(kind, str) and kind in allowed and kind in BUILTIN:
         return BUILTIN[kind]
-    where = f"{algorithm} (build)"
-    accepted = ", ".join(allowed) + ", or a subclass of runtime.Exploration"
     user = kind
     if isinstance(kind, str) and ("." in kind or ":" in kind):
         try:
@@ -45,10 +89,18 @@ def exploration_class(kind: Any, allowed: Sequence[str], algorithm: str) -> type
             ) from None
     if isinstance(user, type) and issubclass(user, Exploration):
         return user
+    problem = f"is not available to {algorithm}"
+    if isinstance(kind, str) and kind in BUILTIN:
+        users = algorithms_allowing(kind)
+        problem += (
+            f" ({kind} is a strategy of {', '.join(users)})"
+            if users
+            else f" (no registered algorithm uses {kind})"
+        )
     raise ConfigError.single(
         where,
         "exploration_config.type",
-        f"is not available to {algorithm}",
+        problem,
         value=kind,
         has_value=True,
         allowed=accepted,
