@@ -39,6 +39,8 @@ def test_schema_and_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.split() == [
         "A2C",
         "A2CConfig",
+        "DQN",
+        "DQNConfig",
         "PG",
         "PGConfig",
         "PPO",

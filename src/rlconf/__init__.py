@@ -7,6 +7,7 @@ imported when an algorithm is built.
 from rlconf import sweep
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.a2c import A2CConfig
+from rlconf.algorithms.dqn import DQNConfig
 from rlconf.algorithms.pg import PGConfig
 from rlconf.algorithms.ppo import PPOConfig
 from rlconf.errors import ConfigError, FieldIssue
@@ -25,6 +26,7 @@ __all__ = [
     "A2CConfig",
     "AlgorithmConfig",
     "ConfigError",
+    "DQNConfig",
     "FieldIssue",
     "PGConfig",
     "PPOConfig",

@@ -20,7 +20,7 @@ from rlconf.section import Section, key_of, strip_annotated
 from rlconf.unknown_keys import DROPPED_MODEL_KEYS, did_you_mean
 
 #: Fields whose dict value updates the current one instead of replacing it.
-MERGED_FIELDS = frozenset({"model", "exploration_config"})
+MERGED_FIELDS = frozenset({"model", "exploration_config", "replay_buffer_config"})
 
 
 def allowed_text(section: Section, pyname: str) -> str:

@@ -7,6 +7,7 @@ policies, batches), ``env/`` (workers and sampling), ``training/`` (the parts of
 
 from runtime.algorithm import Algorithm
 from runtime.algorithms.a2c import A2C
+from runtime.algorithms.dqn import DQN
 from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
 from runtime.buffers import ReplayBuffer
@@ -41,6 +42,7 @@ _install_tune_support()
 
 __all__ = [
     "A2C",
+    "DQN",
     "PG",
     "PPO",
     "ActorCriticModule",

@@ -3,6 +3,11 @@
 Storage is one preallocated array per column (made on the first ``add``, from that batch's
 dtypes and shapes), written as a ring: no Python object per transition. Columns of Python
 objects (``infos``) are not stored.
+
+Every sampled batch also has ``weights`` (the rows' importance weights, float32: all 1 here) and
+``batch_indexes`` (the rows' slots, int64), so that a loss can always weight its rows and a
+prioritized buffer (``PrioritizedReplayBuffer``, same storage) can be told the rows' new
+priorities.
 """
 
 from __future__ import annotations
@@ -15,6 +20,14 @@ import numpy.typing as npt
 from runtime.core.sample_batch import SampleBatch
 
 Array = npt.NDArray[Any]
+
+WEIGHTS = "weights"
+BATCH_INDEXES = "batch_indexes"
+#: Columns that ``sample`` adds; a stored batch must not have them.
+SAMPLED_COLUMNS = frozenset({WEIGHTS, BATCH_INDEXES})
+#: ``get_state()`` arrays whose names start with this are a subclass's bookkeeping (the
+#: priorities of ``PrioritizedReplayBuffer``), not columns; no column may be named so.
+STATE_ONLY_PREFIX = "__"
 
 
 class ReplayBuffer:
@@ -33,10 +46,22 @@ class ReplayBuffer:
 
     def add(self, batch: SampleBatch) -> None:
         """Store every row of ``batch``; the oldest rows go once the buffer is full."""
+        self._write(batch)
+
+    def _write(self, batch: SampleBatch) -> npt.NDArray[np.int64]:
+        """Store the rows of ``batch`` (the last ``capacity`` of them); returns their slots."""
         rows = len(batch)
         if rows == 0:
-            return
+            return np.empty(0, dtype=np.int64)
         numeric = {k: v for k, v in batch.items() if v.dtype != object}
+        reserved = sorted(
+            k for k in numeric if k in SAMPLED_COLUMNS or k.startswith(STATE_ONLY_PREFIX)
+        )
+        if reserved:
+            raise ValueError(
+                f"ReplayBuffer.add: column names {reserved} are reserved ({sorted(SAMPLED_COLUMNS)}"
+                f" are added by sample(), {STATE_ONLY_PREFIX!r}... names are state-only)"
+            )
         if not self._columns:
             self._columns = {
                 k: np.empty((self.capacity, *v.shape[1:]), dtype=v.dtype)
@@ -50,32 +75,58 @@ class ReplayBuffer:
         if rows > self.capacity:
             numeric = {k: v[-self.capacity :] for k, v in numeric.items()}
             rows = self.capacity
-        slots = (self._next + np.arange(rows)) % self.capacity
+        slots = (self._next + np.arange(rows, dtype=np.int64)) % self.capacity
         for name, values in numeric.items():
             self._columns[name][slots] = values
         self._next = int((self._next + rows) % self.capacity)
         self._size = min(self.capacity, self._size + rows)
         self.num_added += len(batch)
+        return slots
 
     def sample(self, num_items: int) -> SampleBatch:
-        """``num_items`` rows drawn uniformly with replacement."""
+        """``num_items`` rows drawn uniformly with replacement, with ``weights`` (ones) and
+        ``batch_indexes``."""
         if self._size == 0:
             raise ValueError("ReplayBuffer.sample: the buffer is empty")
-        index = self._rng.integers(0, self._size, size=int(num_items))
-        return SampleBatch({k: v[index] for k, v in self._columns.items()})
+        index = self._rng.integers(0, self._size, size=int(num_items), dtype=np.int64)
+        return self._rows(index, np.ones(len(index), dtype=np.float32))
+
+    def _rows(self, index: npt.NDArray[np.int64], weights: npt.NDArray[np.float32]) -> SampleBatch:
+        # For rows of more than one value (observations) take(axis=0) is several times faster
+        # than fancy indexing at small batches; for scalar columns fancy indexing is.
+        columns = {
+            k: v[index] if v.ndim == 1 else v.take(index, axis=0) for k, v in self._columns.items()
+        }
+        columns[WEIGHTS] = weights
+        columns[BATCH_INDEXES] = index
+        return SampleBatch(columns)
 
     def get_state(self) -> tuple[dict[str, Any], dict[str, Array]]:
         """JSON-able bookkeeping and the stored rows as arrays (oldest first)."""
         order = (self._next - self._size + np.arange(self._size)) % self.capacity
         arrays = {k: v[order] for k, v in self._columns.items()}
-        meta = {"num_added": self.num_added, "rng": self._rng.bit_generator.state}
+        meta = {
+            "num_added": self.num_added,
+            "rng": self._rng.bit_generator.state,
+            "capacity": self.capacity,
+            "next": self._next,
+        }
         return meta, arrays
 
     def set_state(self, meta: dict[str, Any], arrays: dict[str, Array]) -> None:
+        """Restore what ``get_state`` returned (a subclass's state-only arrays are skipped, so
+        a prioritized buffer's state restores into a uniform buffer too). At the same capacity
+        the rows go back into the slots they had, so that the restored generator draws the
+        same rows as the saved buffer would have; at another, oldest first from slot 0 (the
+        newest ``capacity`` rows when there are more)."""
         self._columns = {}
         self._next = self._size = 0
-        if arrays:
-            self.add(SampleBatch(arrays))
+        columns = {k: v for k, v in arrays.items() if not k.startswith(STATE_ONLY_PREFIX)}
+        rows = min(self.capacity, len(next(iter(columns.values())))) if columns else 0
+        if meta.get("capacity") == self.capacity and "next" in meta:
+            self._next = (int(meta["next"]) - rows) % self.capacity
+        if columns:
+            self.add(SampleBatch(columns))
         self.num_added = int(meta.get("num_added", self._size))
         if "rng" in meta:
             self._rng.bit_generator.state = dict(meta["rng"])

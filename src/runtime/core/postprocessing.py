@@ -89,3 +89,36 @@ def add_advantages(columns: dict[str, npt.NDArray[Any]], policy: Any) -> None:
     )
     columns[SB.ADVANTAGES] = advantages
     columns[SB.VALUE_TARGETS] = targets
+
+
+def add_n_step_returns(columns: dict[str, npt.NDArray[Any]], policy: Any) -> None:
+    """Postprocessing step of Q-learning: each row's ``rewards`` become the discounted sum of up
+    to ``n_step`` rewards within its episode segment, ``new_obs``/``terminateds`` those of the
+    last step summed, and ``n_step_gamma`` the discount of the bootstrap, ``gamma ** steps``
+    (fewer steps where the segment ends first: a termination, truncation or the fragment's
+    end), on a fragment's ``(T, N)`` columns."""
+    config = policy.config
+    n = int(config.get("n_step", 1) or 1)
+    gamma = float(config["gamma"])
+    rewards = columns[SB.REWARDS]
+    ends = columns[SB.TERMINATEDS] | columns[SB.SEGMENT_ENDS]
+    length = len(rewards)
+    summed = np.zeros_like(rewards, dtype=np.float32)
+    discount = np.ones_like(rewards, dtype=np.float32)
+    last = np.zeros(rewards.shape, dtype=np.int64)
+    for t in range(length):
+        alive = np.ones(rewards.shape[1:], dtype=bool)
+        last[t] = t
+        for k in range(n):
+            row = t + k
+            if row >= length:
+                break
+            summed[t] += np.where(alive, discount[t] * rewards[row], 0.0)
+            last[t] = np.where(alive, row, last[t])
+            discount[t] = np.where(alive, discount[t] * gamma, discount[t])
+            alive &= ~ends[row]
+    envs = np.arange(rewards.shape[1])
+    columns[SB.NEXT_OBS] = columns[SB.NEXT_OBS][last, envs]
+    columns[SB.TERMINATEDS] = columns[SB.TERMINATEDS][last, envs]
+    columns[SB.REWARDS] = summed
+    columns["n_step_gamma"] = discount

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import torch
 
 from rlconf.algorithm_config import AlgorithmConfig
@@ -32,13 +34,15 @@ def write_checkpoint(
     path: str | os.PathLike[str],
     state: Mapping[str, Any],
     tensors: Mapping[str, Mapping[str, Any]],
+    arrays: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """Write ``state`` (JSON) and ``tensors`` (file stem -> state dict) atomically to ``path``."""
+    """Write ``state`` (JSON), ``tensors`` (file stem -> state dict) and ``arrays`` (file stem
+    -> named numpy arrays) atomically to ``path``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
-        write_files(tmp, state, tensors)
+        write_files(tmp, state, tensors, arrays)
         _fsync_dir(tmp)
         if target.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
@@ -56,8 +60,14 @@ def write_checkpoint(
 
 
 def write_files(
-    folder: Path, state: Mapping[str, Any], tensors: Mapping[str, Mapping[str, Any]]
+    folder: Path,
+    state: Mapping[str, Any],
+    tensors: Mapping[str, Mapping[str, Any]],
+    arrays: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
+    """The files of a checkpoint; the state file last: it is what makes a folder one."""
+    for stem, named in (arrays or {}).items():
+        write_arrays(folder, stem, named)
     for stem, tensor_dict in tensors.items():
         file = folder / f"{stem}.pt"
         file.parent.mkdir(parents=True, exist_ok=True)
@@ -148,3 +158,45 @@ def decode_floats(value: Any) -> Any:
     if isinstance(value, list):
         return [decode_floats(v) for v in value]
     return value
+
+
+#: Named numpy arrays of one ``.npz`` file (file stem -> these in ``extra_checkpoint_state``).
+Arrays = dict[str, npt.NDArray[Any]]
+
+
+def write_arrays(folder: str | os.PathLike[str], stem: str, arrays: Mapping[str, Any]) -> None:
+    """Write ``arrays`` to ``<folder>/<stem>.npz`` atomically (a temporary file in the same
+    folder, synced, then renamed), so a crash never leaves a truncated file under that name.
+    The names go in as the first array and the arrays after it, positionally: any column name
+    (even ``file``, a parameter of ``np.savez``) is safe that way."""
+    target = Path(folder) / f"{stem}.npz"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    names = list(arrays)
+    for name, values in arrays.items():
+        # np.savez pickles object arrays by default; refused here whatever the numpy version.
+        if np.asarray(values).dtype == object:
+            raise ValueError(f"write_arrays: {name!r} holds Python objects; npz files hold none")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(
+                handle,
+                np.array(names, dtype=np.str_),
+                *(np.asarray(arrays[name]) for name in names),
+            )
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_arrays(folder: str | os.PathLike[str], stem: str) -> Arrays:
+    """The arrays ``write_arrays`` wrote (loaded with ``allow_pickle=False``)."""
+    file = Path(folder) / f"{stem}.npz"
+    if not file.is_file():
+        raise CheckpointError(f"{os.fspath(folder)}: checkpoint file {stem}.npz is missing")
+    with np.load(file, allow_pickle=False) as data:
+        names = [str(name) for name in data["arr_0"]]
+        return {name: data[f"arr_{i + 1}"] for i, name in enumerate(names)}

@@ -6,7 +6,10 @@ A checkpoint is the algorithm's JSON state (config, iteration, counters, episode
 filters, each policy's exploration and learner state) and tensor files per policy (weights,
 optimizers, target networks);
 ``policy_state`` and ``load_policy_state`` are the per-policy part. The file format is
-``runtime.training.checkpoint_files``."""
+``runtime.training.checkpoint_files``. A subclass adds state of its own (an off-policy
+algorithm's replay buffers) with ``extra_checkpoint_state`` / ``load_extra_checkpoint_state``:
+JSON under ``state["extra"]`` and numpy arrays as ``.npz`` files (``write_arrays`` /
+``read_arrays`` in ``checkpoint_files``: never pickled)."""
 
 from __future__ import annotations
 
@@ -104,10 +107,22 @@ class Checkpointing(Trainable):
         state["policies"], tensors = policy_state(worker)
         return state, tensors
 
+    def extra_checkpoint_state(self) -> tuple[dict[str, Any], dict[str, checkpoints.Arrays]]:
+        """Subclass hook: what a checkpoint holds beyond the algorithm's common state: JSON
+        (saved as ``state["extra"]``) and array files (file stem -> named arrays, saved with
+        ``write_arrays``). Nothing by default."""
+        return {}, {}
+
+    def load_extra_checkpoint_state(self, path: str, extra: Mapping[str, Any]) -> None:
+        """Subclass hook: restore what ``extra_checkpoint_state`` saved; ``extra`` is its JSON
+        and ``read_arrays(path, stem)`` reads its array files. Called after the policies and
+        counters are restored."""
+
     def save_checkpoint(self, checkpoint_dir: str) -> None:
         """Tune's hook: write this algorithm's state into ``checkpoint_dir``."""
         state, tensors = self._state()
-        checkpoints.write_files(Path(checkpoint_dir), state, tensors)
+        state["extra"], arrays = self.extra_checkpoint_state()
+        checkpoints.write_files(Path(checkpoint_dir), state, tensors, arrays)
 
     def load_checkpoint(self, checkpoint: Any) -> None:
         """Tune's hook: restore from a checkpoint folder."""
@@ -121,8 +136,9 @@ class Checkpointing(Trainable):
             return super().save()  # type: ignore[misc]
         parent = Path(checkpoint_dir) if checkpoint_dir else self._open_results().logdir
         state, tensors = self._state()
+        state["extra"], arrays = self.extra_checkpoint_state()
         return checkpoints.write_checkpoint(
-            parent / f"checkpoint_{self._iteration:06d}", state, tensors
+            parent / f"checkpoint_{self._iteration:06d}", state, tensors, arrays
         )
 
     def restore(self, checkpoint_path: Any) -> None:
@@ -145,6 +161,7 @@ class Checkpointing(Trainable):
         self._iteration = int(state["iteration"])
         self._time_total = float(state["time_total"])
         self._timesteps_total = int(state["timesteps_total"])
+        self.load_extra_checkpoint_state(path, state.get("extra") or {})
         self.workers.sync_weights(global_vars={"timestep": self._counters["num_env_steps_sampled"]})
         self.workers.sync_filter_states()
         self.callbacks.on_checkpoint_loaded(algorithm=self)

@@ -6,25 +6,39 @@ SAC, TD3, DDPG). Each training step:
 2. adds it to each policy's replay buffer;
 3. once ``num_steps_sampled_before_learning_starts`` env steps are in, replays minibatches of
    ``train_batch_size`` rows and updates the learners on them: one per round, or as many as
-   keep replayed / sampled steps at ``training_intensity``;
+   keep replayed / sampled steps at ``training_intensity``; after each update a prioritized
+   buffer gets its rows' new priorities from the TD errors the learner returns
+   (``info["td_error"]``, one per replayed row, taken out of the reported info);
 4. every ``target_network_update_freq`` sampled env steps, moves the learners' target networks
    towards their sources (``tau``: 1.0 copies);
 5. sends the new weights out.
 
 The settings are read from the config when the algorithm's config class has them, with the
-defaults below otherwise (``replay_buffer_config``: ``{"capacity": ...}``).
+defaults below otherwise (``replay_buffer_config``: ``rlconf.replay_buffer_config``, its keys
+left out taking ``REPLAY_BUFFER_DEFAULTS``). With ``store_buffer_in_checkpoints`` the buffers
+go into checkpoints as ``.npz`` arrays (``replay_buffers/<n>.npz``, their bookkeeping in the
+checkpoint's JSON) and come back on restore.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
-from runtime.algorithm import Algorithm
-from runtime.buffers.replay_buffer import ReplayBuffer
-from runtime.core.multi_agent_batch import MultiAgentBatch
+import numpy as np
 
-DEFAULT_CAPACITY = 50_000
+from runtime.algorithm import Algorithm
+from runtime.buffers.factory import make_replay_buffer
+from runtime.buffers.prioritized_replay_buffer import PrioritizedReplayBuffer
+from runtime.buffers.replay_buffer import BATCH_INDEXES, ReplayBuffer
+from runtime.core.multi_agent_batch import MultiAgentBatch
+from runtime.training.checkpoint_files import Arrays, read_arrays
+
+#: The learner info key of the per-row TD errors (a numpy array aligned with the batch's rows).
+TD_ERROR = "td_error"
+#: The folder of the buffer files in a checkpoint.
+BUFFERS_FOLDER = "replay_buffers"
 
 
 class OffPolicyAlgorithm(Algorithm):
@@ -32,16 +46,27 @@ class OffPolicyAlgorithm(Algorithm):
     replay_buffers: dict[str, ReplayBuffer]
 
     def _build(self) -> None:
+        # Read once, at build: a step runs every few env steps.
+        config = self.config
         self.replay_buffers = {}
+        self.learning_starts = int(config.get("num_steps_sampled_before_learning_starts", 0) or 0)
+        intensity = config.get("training_intensity")
+        self.training_intensity = None if intensity is None else float(intensity)
+        self.target_update_freq = int(config.get("target_network_update_freq", 0) or 0)
+        self.tau = float(config.get("tau", 1.0))
+        self.buffer_settings = config.get("replay_buffer_config")
+        self.store_buffers = bool(config.get("store_buffer_in_checkpoints", False))
         super()._build()
 
     def training_step(self) -> dict[str, Any]:
         sampled = self.sample_and_store()
         learner_info: dict[str, Any] = {}
         total = self._counters["num_env_steps_sampled"]
-        if total >= int(self.config.get("num_steps_sampled_before_learning_starts", 0) or 0):
+        if total >= self.learning_starts:
             for _ in range(self.replay_rounds(sampled.env_steps())):
-                learner_info = self.learn_on_batch(self.replay())
+                replayed = self.replay()
+                learner_info = self.learn_on_batch(replayed)
+                self.update_priorities(replayed, learner_info)
             self.maybe_update_targets()
         self.sync_weights()
         return {"info": {"learner": learner_info}}
@@ -64,22 +89,19 @@ class OffPolicyAlgorithm(Algorithm):
         """The replay buffer of ``policy_id`` (made on first use)."""
         buffers = self.replay_buffers
         if policy_id not in buffers:
-            settings = dict(self.config.get("replay_buffer_config") or {})
             seed = self.config.get("seed")
-            buffers[policy_id] = ReplayBuffer(
-                int(settings.get("capacity", DEFAULT_CAPACITY)),
-                seed=None if seed is None else int(seed),
+            buffers[policy_id] = make_replay_buffer(
+                self.buffer_settings, seed=None if seed is None else int(seed)
             )
         buffer: ReplayBuffer = buffers[policy_id]
         return buffer
 
     def replay_rounds(self, sampled: int) -> int:
         """How many minibatches to replay after sampling ``sampled`` env steps."""
-        intensity = self.config.get("training_intensity")
-        if intensity is None:
+        if self.training_intensity is None:
             return 1
         replayed_per_round = int(self.config["train_batch_size"])
-        return max(1, math.floor(float(intensity) * sampled / replayed_per_round + 0.5))
+        return max(1, math.floor(self.training_intensity * sampled / replayed_per_round + 0.5))
 
     def replay(self) -> MultiAgentBatch:
         """A minibatch of ``train_batch_size`` rows from each policy's buffer."""
@@ -88,16 +110,59 @@ class OffPolicyAlgorithm(Algorithm):
             {pid: buffer.sample(size) for pid, buffer in self.replay_buffers.items()}, size
         )
 
+    def update_priorities(self, replayed: MultiAgentBatch, learner_info: dict[str, Any]) -> None:
+        """Give the replayed rows of each prioritized buffer the priorities of their TD errors
+        (``learner_info[pid]["td_error"]``), and take the TD errors out of ``learner_info``:
+        an array per update is no metric to report."""
+        for pid, info in learner_info.items():
+            td_error = info.pop(TD_ERROR, None) if isinstance(info, dict) else None
+            buffer = self.replay_buffers.get(pid)
+            if not isinstance(buffer, PrioritizedReplayBuffer):
+                continue
+            if td_error is None:
+                # Without TD errors every row would keep the priority it was added with:
+                # uniform replay that still pays for importance weights.
+                raise RuntimeError(
+                    f"policy {pid!r} replays from a PrioritizedReplayBuffer but its learner's "
+                    f"update() returned no {TD_ERROR!r} (one TD error per row, as a numpy "
+                    "array) in its info; return it, or use replay_buffer_config "
+                    "{'type': 'ReplayBuffer'}"
+                )
+            buffer.update_priorities(replayed[pid][BATCH_INDEXES], np.asarray(td_error))
+
     def maybe_update_targets(self) -> None:
         """Update the target networks when ``target_network_update_freq`` env steps have been
         sampled since the last update."""
-        freq = int(self.config.get("target_network_update_freq", 0) or 0)
+        freq = self.target_update_freq
         total = self._counters["num_env_steps_sampled"]
         last = self._counters["last_target_update_ts"]
         if total - last < freq:
             return
-        tau = float(self.config.get("tau", 1.0))
+        tau = self.tau
         for policy in self.workers.local_worker().policy_map.values():
             policy.learner.update_target_networks(tau)
         self._counters["last_target_update_ts"] = total
         self._counters["num_target_updates"] += 1
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def extra_checkpoint_state(self) -> tuple[dict[str, Any], dict[str, Arrays]]:
+        """With ``store_buffer_in_checkpoints``: each buffer's rows as arrays (one ``.npz`` per
+        policy, numbered: policy ids need not be file names) and its bookkeeping as JSON."""
+        if not self.store_buffers:
+            return {}, {}
+        entries: dict[str, Any] = {}
+        files: dict[str, Arrays] = {}
+        for number, (pid, buffer) in enumerate(self.replay_buffers.items()):
+            meta, arrays = buffer.get_state()
+            stem = f"{BUFFERS_FOLDER}/{number}"
+            entries[pid] = {"file": stem, "type": type(buffer).__name__, "meta": meta}
+            files[stem] = arrays
+        return {"replay_buffers": entries}, files
+
+    def load_extra_checkpoint_state(self, path: str, extra: Mapping[str, Any]) -> None:
+        """Refill the buffers a checkpoint holds (whatever ``store_buffer_in_checkpoints`` says
+        now: it decides what is saved), each into a buffer made from the current config."""
+        for pid, entry in (extra.get("replay_buffers") or {}).items():
+            arrays = read_arrays(path, str(entry["file"]))
+            self.replay_buffer(pid).set_state(dict(entry["meta"]), arrays)

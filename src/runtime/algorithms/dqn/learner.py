@@ -1,0 +1,36 @@
+"""``DQNLearner``: one gradient step of ``dqn_loss`` per replayed batch, against a target copy
+of the Q-network (updated by the off-policy training step every
+``target_network_update_freq`` env steps). The TD errors go back in the info as ``td_error``,
+for prioritized replay to update its priorities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from runtime.algorithms.dqn.loss import dqn_loss
+from runtime.algorithms.dqn.module import QModule
+from runtime.core.learner import Learner
+from runtime.core.sample_batch import SampleBatch
+
+
+class DQNLearner(Learner):
+    def setup(self) -> None:
+        assert isinstance(self.module, QModule)
+        self.target = self.add_target_network("q", self.module)
+        self.double_q = bool(self.config["double_q"])
+        self.loss_fn = str(self.config["td_error_loss_fn"])
+
+    def compute_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, Any]]:
+        assert isinstance(self.module, QModule)
+        return dqn_loss(
+            self.module, self.target, batch, double_q=self.double_q, loss_fn=self.loss_fn
+        )
+
+    def update(self, batch: SampleBatch) -> dict[str, Any]:
+        stats = self.gradient_step(self.batch_tensors(batch))
+        td_error = stats.pop("td_error")
+        info = self.info({k: float(v) for k, v in stats.items()})
+        info["td_error"] = td_error.cpu().numpy()
+        return info

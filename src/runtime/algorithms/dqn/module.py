@@ -1,0 +1,69 @@
+"""``QModule``: Q(s, .) for a Discrete action space: the catalog's model (``config["model"]``,
+custom models included) with as many outputs as its last hidden layer, then the ``hiddens``
+head, either one advantage stream or, with ``dueling``, a state-value and an advantage stream
+combined as ``V(s) + A(s, a) - mean_a A(s, a)``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+from rlconf.errors import ConfigError
+from runtime.core.model_catalog import ModelCatalog
+from runtime.core.models import TorchModel, linear, mlp
+from runtime.core.module import RLModule, obs_input
+from runtime.core.sample_batch import SampleBatch as SB
+
+#: The module's output besides ``action_dist_inputs`` (the same tensor: epsilon-greedy and
+#: Boltzmann exploration read the Q-values through the action distribution).
+Q_VALUES = "q_values"
+
+
+class QModule(RLModule):
+
+    def __init__(
+        self, observation_space: gym.Space[Any], action_space: gym.Space[Any], config: Any
+    ) -> None:
+        super().__init__(observation_space, action_space, config)
+        if not isinstance(action_space, gym.spaces.Discrete):
+            raise ConfigError.single(
+                "DQN (build)",
+                "action_space",
+                "DQN needs a Discrete action space",
+                value=type(action_space).__name__,
+                has_value=True,
+                allowed="Discrete",
+            )
+        # Over the Q-values: what StochasticSampling samples and greedy acting takes the argmax
+        # of (a custom_action_dist replaces the Categorical).
+        self.dist_class, _ = ModelCatalog.get_action_dist(action_space, self.model_config)
+        hiddens = list(self.model_config["fcnet_hiddens"])
+        last = int(hiddens[-1]) if hiddens else int(np.prod(observation_space.shape or (1,)))
+        #: The network users inspect as ``policy.model``.
+        self.model: TorchModel = ModelCatalog.get_model(
+            observation_space, action_space, last, self.model_config, name="q_model"
+        )
+        head_hiddens = list(config["hiddens"])
+        advantage, size = mlp(last, head_hiddens, "relu")
+        self.advantage = nn.Sequential(*advantage, linear(size, int(action_space.n), 0.01))
+        self.dueling = bool(config["dueling"])
+        self.value: nn.Module | None = None
+        if self.dueling:
+            value, size = mlp(last, head_hiddens, "relu")
+            self.value = nn.Sequential(*value, linear(size, 1, 1.0))
+
+    def q_values(self, obs: torch.Tensor) -> torch.Tensor:
+        features, _ = self.model(obs_input(obs), [], None)
+        advantages: torch.Tensor = self.advantage(features)
+        if self.value is None:
+            return advantages
+        state_value: torch.Tensor = self.value(features)
+        return state_value + advantages - advantages.mean(dim=-1, keepdim=True)
+
+    def forward_train(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        q = self.q_values(batch[SB.OBS])
+        return {Q_VALUES: q, SB.ACTION_DIST_INPUTS: q}
