@@ -24,7 +24,6 @@ Q_VALUES = "q_values"
 
 
 class QModule(RLModule):
-
     def __init__(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any], config: Any
     ) -> None:
