@@ -126,3 +126,12 @@ def test_a_box_action_space_is_refused_naming_what_dqn_needs() -> None:
     config = DQNConfig().freeze()
     with pytest.raises(ConfigError, match="DQN needs a Discrete action space"):
         QModule(gym.spaces.Box(-1, 1, (2,)), gym.spaces.Box(-1, 1, (1,)), config)
+
+
+def test_the_replayed_minibatch_may_be_smaller_than_a_fragment() -> None:
+    config = DQNConfig().rollouts(rollout_fragment_length=256).training(train_batch_size=64)
+    assert config.validate() is config
+    from rlconf import PPOConfig
+
+    with pytest.raises(ConfigError, match=r"train_batch_size.*rollout_fragment_length"):
+        PPOConfig().rollouts(rollout_fragment_length=256).training(train_batch_size=64).validate()

@@ -39,6 +39,8 @@ class ConfigBase:
     __slots__ = ()
 
     algo_name: ClassVar[str | None]
+    #: True for off-policy algorithms: train_batch_size is then the replayed minibatch.
+    _replays: ClassVar[bool] = False
     _sections: ClassVar[dict[str, Section]]
     _algo_defaults: ClassVar[dict[str, Any]]
 

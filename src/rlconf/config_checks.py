@@ -35,8 +35,15 @@ class ConfigChecks(ConfigMapping):
         v = self._plain
         issues: list[FieldIssue] = []
         train, fragment = v("train_batch_size"), v("rollout_fragment_length")
-        # "auto" is never longer than train_batch_size.
-        if NOT_SET not in (train, fragment) and fragment != "auto" and train < fragment:
+        # "auto" is never longer than train_batch_size. Off-policy algorithms replay minibatches
+        # of train_batch_size rows, whatever the fragments they sample.
+        on_policy = not self._replays
+        if (
+            on_policy
+            and NOT_SET not in (train, fragment)
+            and fragment != "auto"
+            and train < fragment
+        ):
             issues.append(
                 FieldIssue(
                     "train_batch_size",

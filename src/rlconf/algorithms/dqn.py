@@ -84,6 +84,7 @@ class DQNConfig(AlgorithmConfig):
 
     __slots__ = ()
     algo_name = "DQN"
+    _replays: ClassVar[bool] = True
     _sections: ClassVar[dict[str, Section]] = {
         **AlgorithmConfig._sections,
         "training": DQN_TRAINING,
