@@ -23,20 +23,26 @@ from runtime.core.sample_batch import SampleBatch as SB
 Q_VALUES = "q_values"
 
 
+def require_discrete_action_space(action_space: gym.Space[Any]) -> gym.spaces.Discrete:
+    """``action_space`` when it is Discrete (one Q-value per action), else a ConfigError."""
+    if not isinstance(action_space, gym.spaces.Discrete):
+        raise ConfigError.single(
+            "DQN (build)",
+            "action_space",
+            "DQN needs a Discrete action space",
+            value=type(action_space).__name__,
+            has_value=True,
+            allowed="Discrete",
+        )
+    return action_space
+
+
 class QModule(RLModule):
     def __init__(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any], config: Any
     ) -> None:
         super().__init__(observation_space, action_space, config)
-        if not isinstance(action_space, gym.spaces.Discrete):
-            raise ConfigError.single(
-                "DQN (build)",
-                "action_space",
-                "DQN needs a Discrete action space",
-                value=type(action_space).__name__,
-                has_value=True,
-                allowed="Discrete",
-            )
+        num_actions = int(require_discrete_action_space(action_space).n)
         # Over the Q-values: what StochasticSampling samples and greedy acting takes the argmax
         # of (a custom_action_dist replaces the Categorical).
         self.dist_class, _ = ModelCatalog.get_action_dist(action_space, self.model_config)
@@ -48,7 +54,7 @@ class QModule(RLModule):
         )
         head_hiddens = list(config["hiddens"])
         advantage, size = mlp(last, head_hiddens, "relu")
-        self.advantage = nn.Sequential(*advantage, linear(size, int(action_space.n), 0.01))
+        self.advantage = nn.Sequential(*advantage, linear(size, num_actions, 0.01))
         self.dueling = bool(config["dueling"])
         self.value: nn.Module | None = None
         if self.dueling:
