@@ -16,61 +16,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from cli_runs import ROOT, train
+
 MAIN_JOB = ROOT / "examples" / "tuned" / "cartpole-ppo.yaml"
-_DONE = re.compile(r"done: reward ([\d.]+) after (\d+) steps")
 
 
 def run(seed: int, local_dir: str) -> dict[str, Any]:
-    command = [
-        sys.executable,
-        "-m",
-        "rlconf.cli",
-        "train",
-        "-f",
-        str(MAIN_JOB),
-        "--config",
-        json.dumps({"seed": seed}),
-        "--local-dir",
-        local_dir,
-    ]
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    assert process.stdout is not None
-    first_result = None
-    output = []
-    for line in process.stdout:
-        output.append(line)
-        if first_result is None and line.startswith("iter "):
-            first_result = time.perf_counter() - start
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"seed {seed}: exit {process.returncode}\n{''.join(output[-20:])}")
-    done = _DONE.search("".join(output[-5:]))
-    if done is None:
-        raise RuntimeError(f"seed {seed}: no final line\n{''.join(output[-20:])}")
-    reward, steps = float(done.group(1)), int(done.group(2))
+    r = train(MAIN_JOB, seed, local_dir)
     return {
         "seed": seed,
-        "solved": reward >= 450,
-        "wall_s": round(wall, 2),
-        "first_result_s": round(first_result or wall, 2),
-        "env_steps": steps,
-        "reward": reward,
-        # ru_maxrss is in KiB on Linux
-        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "solved": r.reward >= 450,
+        "wall_s": r.wall_s,
+        "first_result_s": r.first_result_s,
+        "env_steps": r.env_steps,
+        "reward": r.reward,
+        "peak_rss_mb": r.peak_rss_mb,
     }
 
 

@@ -1,0 +1,87 @@
+"""Shared by the whole-process benchmarks (solve_cartpole.py, solve_cartpole_dqn.py): run
+`rlconf train -f <tuned file>` for one seed as its own process, as a user would, and measure it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_DONE = re.compile(r"done: reward ([\d.]+) after (\d+) steps")
+_RESULTS_IN = re.compile(r"^\S+: results in (.+)$")
+
+
+@dataclass(frozen=True)
+class TrainRun:
+    """One finished `rlconf train` process."""
+
+    seed: int
+    # From starting the command to its exit (after the final checkpoint).
+    wall_s: float
+    # To the first progress line (the first `train()` result); the wall time if none came.
+    first_result_s: float
+    # `timesteps_total` and `episode_reward_mean` of the last result (the final `done:` line).
+    env_steps: int
+    reward: float
+    peak_rss_mb: float
+    # The run's results directory (result.json, progress.csv, checkpoints).
+    logdir: Path
+
+    def last_result(self) -> dict[str, object]:
+        """The last line of the run's result.json."""
+        lines = (self.logdir / "result.json").read_text().splitlines()
+        result: dict[str, object] = json.loads(lines[-1])
+        return result
+
+
+def train(job: Path, seed: int, local_dir: str) -> TrainRun:
+    """Run `rlconf train -f job` with the seed overridden through `--config`."""
+    command = [
+        sys.executable,
+        "-m",
+        "rlconf.cli",
+        "train",
+        "-f",
+        str(job),
+        "--config",
+        json.dumps({"seed": seed}),
+        "--local-dir",
+        local_dir,
+    ]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert process.stdout is not None
+    first_result = None
+    output = []
+    for line in process.stdout:
+        output.append(line)
+        if first_result is None and line.startswith("iter "):
+            first_result = time.perf_counter() - start
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"seed {seed}: exit {process.returncode}\n{''.join(output[-20:])}")
+    done = _DONE.search("".join(output[-5:]))
+    if done is None:
+        raise RuntimeError(f"seed {seed}: no final line\n{''.join(output[-20:])}")
+    results_in = next((m for line in output if (m := _RESULTS_IN.match(line.rstrip()))), None)
+    if results_in is None:
+        raise RuntimeError(f"seed {seed}: no results directory\n{''.join(output[:5])}")
+    return TrainRun(
+        seed=seed,
+        wall_s=round(wall, 2),
+        first_result_s=round(first_result or wall, 2),
+        env_steps=int(done.group(2)),
+        reward=float(done.group(1)),
+        # ru_maxrss is in KiB on Linux
+        peak_rss_mb=round(usage.ru_maxrss / 1024, 1),
+        logdir=Path(results_in.group(1)),
+    )
