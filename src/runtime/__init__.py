@@ -10,7 +10,7 @@ from runtime.algorithms.a2c import A2C
 from runtime.algorithms.dqn import DQN
 from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
-from runtime.buffers import ReplayBuffer
+from runtime.buffers import PrioritizedReplayBuffer, ReplayBuffer
 from runtime.callbacks import DefaultCallbacks, make_multi_callbacks
 from runtime.cluster.placement import ResourceError
 from runtime.cluster.tune_support import install as _install_tune_support
@@ -59,6 +59,7 @@ __all__ = [
     "OnPolicyAlgorithm",
     "PerWorkerEpsilonGreedy",
     "PolicyBuilder",
+    "PrioritizedReplayBuffer",
     "RLModule",
     "Random",
     "ReplayBuffer",
