@@ -4,14 +4,19 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 _DONE = re.compile(r"done: reward ([\d.]+) after (\d+) steps")
@@ -85,3 +90,32 @@ def train(job: Path, seed: int, local_dir: str) -> TrainRun:
         peak_rss_mb=round(usage.ru_maxrss / 1024, 1),
         logdir=Path(results_in.group(1)),
     )
+
+
+def solve_main(
+    description: str, run: Callable[[int, str], dict[str, Any]], reward_key: str, reward_title: str
+) -> None:
+    """The command line of a solve benchmark: run each seed of ``--seeds`` (``run(seed,
+    local_dir)``), print a table (the reward column is ``reward_key``), then the summary as
+    one JSON line."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rlconf_solve_") as local_dir:
+        runs = [run(seed, local_dir) for seed in args.seeds]
+    width = max(7, len(reward_title))
+    print(f"seed  wall s  first s   steps {reward_title:>{width}}  RSS MB")
+    for r in runs:
+        print(
+            f"{r['seed']:4d} {r['wall_s']:7.2f} {r['first_result_s']:8.2f} {r['env_steps']:7d} "
+            f"{r[reward_key]:{width}.1f} {r['peak_rss_mb']:7.1f}"
+        )
+    summary = {
+        "median_wall_s": statistics.median(r["wall_s"] for r in runs),
+        "median_first_result_s": statistics.median(r["first_result_s"] for r in runs),
+        "median_env_steps": statistics.median(r["env_steps"] for r in runs),
+        "max_peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "all_solved": all(r["solved"] for r in runs),
+        "runs": runs,
+    }
+    print(json.dumps(summary))

@@ -16,13 +16,9 @@ one JSON object on its last line.
 
 from __future__ import annotations
 
-import argparse
-import json
-import statistics
-import tempfile
 from typing import Any
 
-from cli_runs import ROOT, train
+from cli_runs import ROOT, solve_main, train
 
 DQN_JOB = ROOT / "examples" / "tuned" / "cartpole-dqn.yaml"
 TARGET = 450.0
@@ -47,26 +43,7 @@ def run(seed: int, local_dir: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="rlconf_solve_dqn_") as local_dir:
-        runs = [run(seed, local_dir) for seed in args.seeds]
-    print("seed  wall s  first s   steps  eval reward  RSS MB")
-    for r in runs:
-        print(
-            f"{r['seed']:4d} {r['wall_s']:7.2f} {r['first_result_s']:8.2f} {r['env_steps']:7d} "
-            f"{r['eval_reward']:12.1f} {r['peak_rss_mb']:7.1f}"
-        )
-    summary = {
-        "median_wall_s": statistics.median(r["wall_s"] for r in runs),
-        "median_first_result_s": statistics.median(r["first_result_s"] for r in runs),
-        "median_env_steps": statistics.median(r["env_steps"] for r in runs),
-        "max_peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-        "all_solved": all(r["solved"] for r in runs),
-        "runs": runs,
-    }
-    print(json.dumps(summary))
+    solve_main(__doc__.split("\n\n")[0], run, "eval_reward", "eval reward")
 
 
 if __name__ == "__main__":
