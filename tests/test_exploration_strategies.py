@@ -338,7 +338,7 @@ def test_policy_exploration_state_has_the_epsilon_and_round_trips() -> None:
         "cur_epsilon": pytest.approx(0.6),
         "last_timestep": 40,
     }
-    state = json.loads(json.dumps(policy.get_state()))
+    state = json.loads(json.dumps(policy.get_json_state()))
     restored = _policy(SCHEDULE)
     restored.set_state(state)
     assert restored.get_exploration_state() == policy.get_exploration_state()

@@ -32,6 +32,10 @@ from runtime.core.sample_batch import SampleBatch
 from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import register_env
 from runtime.env.episode import Episode
+from runtime.env.multi_agent_checks import MultiAgentEnvError
+from runtime.env.multi_agent_env import MultiAgentEnv, make_multi_agent
+from runtime.env.multi_agent_episode import MultiAgentEpisode
+from runtime.env.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.task_settable_env import TaskSettableEnv
 from runtime.env.worker_set import WorkerFailure, WorkerSet
@@ -55,9 +59,14 @@ __all__ = [
     "Learner",
     "ModelCatalog",
     "MultiAgentBatch",
+    "MultiAgentEnv",
+    "MultiAgentEnvError",
+    "MultiAgentEpisode",
     "OffPolicyAlgorithm",
     "OnPolicyAlgorithm",
+    "ParallelPettingZooEnv",
     "PerWorkerEpsilonGreedy",
+    "PettingZooEnv",
     "PolicyBuilder",
     "PrioritizedReplayBuffer",
     "RLModule",
@@ -73,6 +82,7 @@ __all__ = [
     "TorchPolicy",
     "WorkerFailure",
     "WorkerSet",
+    "make_multi_agent",
     "make_multi_callbacks",
     "register_env",
 ]

@@ -37,6 +37,7 @@ from runtime.training.checkpointing import Checkpointing, algorithm_from_checkpo
 from runtime.training.config_resolution import resolve_config, split_tune_keys
 from runtime.training.evaluation_schedule import EvaluationSchedule
 from runtime.training.placement_setup import learner_device, reserve_placement
+from runtime.training.policy_management import PolicyManagement
 from runtime.training.results import ResultBookkeeping
 from runtime.training.results_folder import ResultsFolder, remove_if_unused
 from runtime.training.stages import TrainingStages
@@ -46,7 +47,13 @@ logger = logging.getLogger(__name__)
 
 
 class Algorithm(
-    TrainingStages, EvaluationSchedule, ResultBookkeeping, Acting, Checkpointing, ResultsFolder
+    TrainingStages,
+    EvaluationSchedule,
+    ResultBookkeeping,
+    Acting,
+    PolicyManagement,
+    Checkpointing,
+    ResultsFolder,
 ):
     """Base of all algorithms: ``Algorithm(config=..., env=...)``, ``train()``, ``save()``.
 

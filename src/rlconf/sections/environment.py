@@ -48,6 +48,14 @@ class EnvironmentArgs(TypedDict, total=False):
         bool, Field(description="Learn in a normalised action space; unsquash to Box bounds.")
     ]
     clip_actions: Annotated[bool, Field(description="Clip actions to the env's Box bounds.")]
+    disable_env_checking: Annotated[
+        bool,
+        Field(
+            description="Skip the checks of what a multi-agent env returns (dict structure, "
+            "'__all__', rewards of agents that acted, observations in their spaces) on every "
+            "step."
+        ),
+    ]
 
 
 class EnvironmentFields(EnvironmentArgs, total=False):
@@ -73,5 +81,6 @@ ENVIRONMENT = Section(
         "clip_rewards": None,
         "normalize_actions": True,
         "clip_actions": False,
+        "disable_env_checking": False,
     },
 )

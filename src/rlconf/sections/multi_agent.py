@@ -47,8 +47,8 @@ MULTI_AGENT = Section(
     method="multi_agent",
     fields=MultiAgentArgs,
     nest_under="multiagent",
-    doc="Sets the policies of a multi-agent setup and how agents map to them. Multi-agent "
-    "training is not available yet: building refuses any value but these defaults.",
+    doc="Sets the policies of a multi-agent setup, how agents map to them and which of them "
+    "learn. Needs a runtime.MultiAgentEnv (or runtime.make_multi_agent(...)).",
     defaults={
         "policies": {},
         "policy_map_capacity": 100,

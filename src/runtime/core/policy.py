@@ -201,19 +201,29 @@ class TorchPolicy:
         }
 
     def get_state(self) -> dict[str, Any]:
-        """JSON-able state besides the weights: exploration and learner state."""
+        """The policy's state: ``weights`` (numpy arrays, as ``get_weights()``), the global
+        timestep, the exploration state and (once it has a learner) the learner state; all but
+        the weights are JSON-able. ``set_state`` and ``Algorithm.add_policy(policy_state=...)``
+        take it."""
+        return {"weights": self.get_weights(), **self.get_json_state()}
+
+    def get_json_state(self) -> dict[str, Any]:
+        """``get_state()`` without the weights (what a checkpoint's JSON holds)."""
         state: dict[str, Any] = {
             "global_timestep": self.global_timestep,
             "exploration": self.exploration.get_state(),
         }
-        if self.learner_class is not None:
-            state["learner"] = self.learner.get_state()
+        if self._learner is not None:
+            state["learner"] = self._learner.get_state()
         return state
 
     def set_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``get_state()`` (or ``get_json_state()``) returned."""
+        if "weights" in state:
+            self.set_weights(state["weights"])
         self.exploration.set_state(state.get("exploration", {}))
-        if self.learner_class is not None:
-            self.learner.set_state(state.get("learner", {}))
+        if "learner" in state and self.learner_class is not None:
+            self.learner.set_state(state["learner"])
         self.on_global_var_update({"timestep": int(state.get("global_timestep", 0))})
 
 
@@ -226,6 +236,8 @@ class PolicyBuilder:
     postprocessing: tuple[Postprocessor, ...] = ()
     explorations: tuple[str, ...] = SAMPLING_EXPLORATIONS
     algorithm: str = ""
+    #: The policy class made (a TorchPolicy subclass from a PolicySpec; TorchPolicy for None).
+    policy_type: type[TorchPolicy] | None = None
 
     def __call__(
         self,
@@ -235,7 +247,7 @@ class PolicyBuilder:
         device: torch.device | None = None,
         worker_index: int = 0,
     ) -> TorchPolicy:
-        return TorchPolicy(
+        return (self.policy_type or TorchPolicy)(
             observation_space,
             action_space,
             config,

@@ -56,3 +56,5 @@ class EpisodeMetrics:
     total_reward: float
     custom_metrics: dict[str, float] = field(default_factory=dict)
     hist_data: dict[str, list[float]] = field(default_factory=dict)
+    #: Multi-agent episodes: each agent's summed reward, keyed by (agent id, policy id).
+    agent_rewards: dict[tuple[Any, str], float] = field(default_factory=dict)

@@ -16,27 +16,41 @@ import numpy as np
 import torch
 
 from rlconf.config_checks import DEFAULT_POLICY_ID
+from rlconf.policy_spec import PolicySpec
 from runtime.callbacks import DefaultCallbacks
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.multi_agent_batch import MultiAgentBatch
-from runtime.core.policy import PolicyBuilder, TorchPolicy
+from runtime.core.policy import PolicyBuilder
+from runtime.core.policy_map import PolicyMap
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import EnvCreator
 from runtime.env.env_runner import EnvRunner
 from runtime.env.episode import EpisodeMetrics
 from runtime.env.evaluation_runner import EvaluationRunner
-from runtime.env.filters import ObservationFilter, get_filter
-from runtime.env.preprocessors import Preprocessor, get_preprocessor
+from runtime.env.filters import ObservationFilter
+from runtime.env.multi_agent_env import MultiAgentEnv
+from runtime.env.multi_agent_runner import MultiAgentRunner
+from runtime.env.policy_setup import (
+    ToTrain,
+    configured_policies,
+    infer_spaces,
+    is_multi_agent,
+    mapping_fn_of,
+)
+from runtime.env.preprocessors import Preprocessor
+from runtime.env.worker_policies import WorkerPolicies
 from runtime.offline.batch_files import BatchWriter
+from runtime.training.unsupported import refuse_for_multi_agent
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class RolloutWorker:
-    """Samples experience with one policy (``default_policy``) in ``num_envs_per_worker``
-    sub-envs; the local worker also learns."""
+class RolloutWorker(WorkerPolicies):
+    """Samples experience in ``num_envs_per_worker`` sub-envs with its policies (one,
+    ``default_policy``, for a single-agent env; those of ``multiagent.policies`` for a
+    MultiAgentEnv); the local worker also learns."""
 
     def __init__(
         self,
@@ -47,6 +61,7 @@ class RolloutWorker:
         worker_index: int = 0,
         num_workers: int = 0,
         spaces: tuple[gym.Space[Any], gym.Space[Any]] | None = None,
+        policy_spaces: dict[str, tuple[gym.Space[Any], gym.Space[Any]]] | None = None,
         registered_models: dict[str, dict[str, Any]] | None = None,
         device: str | None = "cpu",
         output_dir: str | None = None,
@@ -81,13 +96,39 @@ class RolloutWorker:
                 self.callbacks.on_environment_created(
                     worker=self, sub_environment=env, env_context=context, env_index=index
                 )
-        obs_space, action_space = self._spaces(spaces)
-        self.observation_space = obs_space
-        self.action_space = action_space
-        self.preprocessor: Preprocessor = get_preprocessor(obs_space, dict(config["model"]))
-        self.filters: dict[str, ObservationFilter] = {
-            DEFAULT_POLICY_ID: get_filter(config["observation_filter"], self.preprocessor.shape)
-        }
+        self.policy_class = policy_class
+        self.device = torch.device(
+            device if device is not None else _worker_device(config, worker_index)
+        )
+        self.multi_agent = is_multi_agent(config, self.envs[0] if self.envs else None)
+        if self.multi_agent and self.envs and not isinstance(self.envs[0], MultiAgentEnv):
+            raise ValueError(
+                f"policies {sorted(configured_policies(config))} need a multi-agent env, but "
+                f"{config.get('env')!r} made a single-agent {type(self.envs[0]).__name__}; "
+                "wrap it with runtime.make_multi_agent(...) or write a runtime.MultiAgentEnv"
+            )
+        if self.multi_agent:
+            refuse_for_multi_agent(config, f"{type(self).__name__} {worker_index}")
+        self.policy_mapping_fn: Callable[..., str] = mapping_fn_of(config)
+        self.policies_to_train: ToTrain = config["policies_to_train"]
+        self.policy_specs: dict[str, PolicySpec] = configured_policies(config)
+        if policy_spaces is not None and not self.envs:
+            # Inferred by a worker that has the env.
+            self.policy_spaces = {pid: policy_spaces[pid] for pid in self.policy_specs}
+            self.multi_agent = self.multi_agent or set(policy_spaces) != {DEFAULT_POLICY_ID}
+        elif self.multi_agent:
+            self.policy_spaces = infer_spaces(
+                self.policy_specs,
+                self.envs[0] if self.envs else None,
+                self.policy_mapping_fn,
+                self,
+                policy_spaces,
+            )
+        else:
+            self.policy_spaces = {DEFAULT_POLICY_ID: self._spaces(spaces)}
+        self.observation_space, self.action_space = next(iter(self.policy_spaces.values()))
+        self.preprocessors: dict[str, Preprocessor] = {}
+        self.filters: dict[str, ObservationFilter] = {}
         self.writer: BatchWriter | None = None
         if output_dir is not None:
             self.writer = BatchWriter(
@@ -96,25 +137,26 @@ class RolloutWorker:
                 compress=list(config["output_compress_columns"]),
                 max_file_size=int(config["output_max_file_size"]),
             )
-        if device is None:
-            device = _worker_device(config, worker_index)
-        policy = policy_class(
-            self.preprocessor.observation_space,
-            action_space,
-            config,
-            torch.device(device),
-            worker_index=worker_index,
+        self.policy_map = PolicyMap(
+            int(config["policy_map_capacity"]), config["policy_map_cache"], self._make_policy
         )
-        self.policy_map: dict[str, TorchPolicy] = {DEFAULT_POLICY_ID: policy}
-        self.runner: EnvRunner | None = None
+        self.policy_map.after_load = self._policy_reloaded
+        self._global_vars: dict[str, Any] = {}
+        for policy_id in self.policy_specs:
+            self._add_policy_parts(policy_id)
+            self.policy_map[policy_id] = self._make_policy(policy_id)
+        self.preprocessor = next(iter(self.preprocessors.values()))
+        self.runner: EnvRunner | MultiAgentRunner | None = None
         #: With ``fake_sampler``: the first batch, returned by every later sample() call.
-        self._fake_batch: SampleBatch | None = None
-        if self.envs:
+        self._fake_batch: SampleBatch | MultiAgentBatch | None = None
+        if self.envs and self.multi_agent:
+            self.runner = MultiAgentRunner(self, self.envs, config, self.callbacks)
+        elif self.envs:
             runner_class = EvaluationRunner if config["in_evaluation"] else EnvRunner
             self.runner = runner_class(
                 self,
                 self.envs,
-                policy,
+                self.policy_map[DEFAULT_POLICY_ID],
                 self.preprocessor,
                 self.filters[DEFAULT_POLICY_ID],
                 config,
@@ -141,7 +183,8 @@ class RolloutWorker:
 
     # ------------------------------------------------------------------ sampling
 
-    def sample(self) -> SampleBatch:
+    def sample(self) -> Any:
+        """A fragment: a ``SampleBatch`` (single-agent env) or a ``MultiAgentBatch``."""
         if self.runner is None:
             raise ValueError(
                 f"worker {self.worker_index} has no env to sample from (the local worker gets "
@@ -150,13 +193,14 @@ class RolloutWorker:
         if self._fake_batch is not None:
             return self._fake_batch
         batch = self.runner.sample()
-        if self.writer is not None:
+        if self.writer is not None and isinstance(batch, SampleBatch):
+            # Multi-agent setups are refused output at build (unsupported.py).
             self.writer.write(batch)
         if self.config["fake_sampler"]:
             self._fake_batch = batch
         return batch
 
-    def sample_with_count(self) -> tuple[SampleBatch, int]:
+    def sample_with_count(self) -> tuple[Any, int]:
         batch = self.sample()
         return batch, len(batch)
 
@@ -165,6 +209,8 @@ class RolloutWorker:
     ) -> tuple[list[EpisodeMetrics], int]:
         """Run exactly ``episodes`` episodes or ``timesteps`` steps (evaluation workers only);
         returns the finished episodes and the number of steps."""
+        if isinstance(self.runner, MultiAgentRunner) and self.config["in_evaluation"]:
+            return self.runner.run(episodes=episodes, timesteps=timesteps, reset=reset)
         if not isinstance(self.runner, EvaluationRunner):
             raise ValueError(
                 f"worker {self.worker_index} is not an evaluation worker with an env "
@@ -179,17 +225,6 @@ class RolloutWorker:
         return self.runner.pop_perf() if self.runner else {}
 
     # ------------------------------------------------------------------ policies
-
-    def get_policy(self, policy_id: str = DEFAULT_POLICY_ID) -> TorchPolicy:
-        try:
-            return self.policy_map[policy_id]
-        except KeyError:
-            raise KeyError(
-                f"no policy {policy_id!r}; policies: {', '.join(self.policy_map)}"
-            ) from None
-
-    def foreach_policy(self, func: Callable[..., T], **kwargs: Any) -> list[T]:
-        return [func(policy, pid, **kwargs) for pid, policy in self.policy_map.items()]
 
     def foreach_env(self, func: Callable[[Any], T]) -> list[T]:
         return [func(env) for env in self.envs]
@@ -208,6 +243,8 @@ class RolloutWorker:
         policy's); returns the learner info per policy id."""
         info: dict[str, Any] = {}
         for pid, policy_batch in MultiAgentBatch.wrap(batch).items():
+            if not self.is_policy_to_train(pid, policy_batch):
+                continue
             policy = self.get_policy(pid)
             result: dict[str, Any] = {}
             self.callbacks.on_learn_on_batch(policy=policy, train_batch=policy_batch, result=result)
@@ -215,25 +252,6 @@ class RolloutWorker:
             stats.update(result)
             info[pid] = stats
         return info
-
-    def get_weights(self, policies: list[str] | None = None) -> dict[str, dict[str, Any]]:
-        return {
-            pid: policy.get_weights()
-            for pid, policy in self.policy_map.items()
-            if policies is None or pid in policies
-        }
-
-    def set_weights(
-        self, weights: Mapping[str, Mapping[str, Any]], global_vars: Mapping[str, Any] | None = None
-    ) -> None:
-        for pid, policy_weights in weights.items():
-            self.get_policy(pid).set_weights(policy_weights)
-        if global_vars:
-            self.set_global_vars(global_vars)
-
-    def set_global_vars(self, global_vars: Mapping[str, Any]) -> None:
-        for policy in self.policy_map.values():
-            policy.on_global_var_update(global_vars)
 
     # ------------------------------------------------------------------ filters
 
@@ -264,6 +282,7 @@ class RolloutWorker:
         return "ok"
 
     def stop(self) -> None:
+        self.policy_map.close()
         for env in self.envs:
             close = getattr(env, "close", None)
             if close is not None:

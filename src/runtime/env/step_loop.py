@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -208,7 +208,7 @@ class StepLoop:
 
     # ------------------------------------------------------------------ episodes
 
-    def _policies(self) -> dict[str, TorchPolicy]:
+    def _policies(self) -> Mapping[str, TorchPolicy]:
         return self.worker.policy_map
 
     def _hook(self, name: str, **kwargs: Any) -> None:

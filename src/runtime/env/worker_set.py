@@ -50,6 +50,7 @@ class WorkerSet:
         self._remote_options = remote_options or (lambda index: {})
         self._remote: dict[int, Any] = {}
         self._spaces: tuple[gym.Space[Any], gym.Space[Any]] | None = None
+        self._policy_spaces: dict[str, tuple[gym.Space[Any], gym.Space[Any]]] | None = None
         self.num_recreated = 0
         #: Called with the indices of recreated workers (the Algorithm's callback hook).
         self.on_recreated: Callable[[list[int]], None] | None = None
@@ -59,7 +60,10 @@ class WorkerSet:
         for index in range(1, num_workers + 1):
             self._remote[index] = self._start_remote(index, num_workers)
         if self._remote:
-            self._spaces = self._get(next(iter(self._remote.values())).get_spaces.remote())
+            first = next(iter(self._remote.values()))
+            self._spaces, self._policy_spaces = self._get(
+                [first.get_spaces.remote(), first.get_policy_spaces.remote()]
+            )
         if local_has_env is None:
             local_has_env = num_workers == 0 or bool(config.get("create_env_on_driver"))
         self._local: RolloutWorker | None = None
@@ -71,6 +75,7 @@ class WorkerSet:
                 worker_index=0,
                 num_workers=num_workers,
                 spaces=self._spaces,
+                policy_spaces=self._policy_spaces,
                 device=device,
                 output_dir=output_dir,
             )
@@ -186,6 +191,7 @@ class WorkerSet:
             self._remote[index] = self._start_remote(index, self.num_workers)
         self.num_recreated += len(indices)
         if self._source() is not None:
+            self.sync_policy_setup(indices=indices)
             self.sync_weights(indices=indices)
             self.sync_filter_states(indices=indices)
         if self.on_recreated is not None:
@@ -212,17 +218,20 @@ class WorkerSet:
         return self.source_worker if self.source_worker is not None else self._local
 
     def sync_weights(
-        self, global_vars: dict[str, Any] | None = None, indices: list[int] | None = None
+        self,
+        global_vars: dict[str, Any] | None = None,
+        indices: list[int] | None = None,
+        policies: list[str] | None = None,
     ) -> None:
-        """Copy the weights (and global vars) of the local worker, or of ``source_worker`` for a
-        set without one, to the other workers of this set."""
+        """Copy the weights (of ``policies``, or all) and the global vars of the local worker,
+        or of ``source_worker`` for a set without one, to the other workers of this set."""
         source = self._source()
         if source is None:
             return
         if self._remote:
             import ray
 
-            weights: Any = ray.put(source.get_weights())
+            weights: Any = ray.put(source.get_weights(policies))
             vars_ = dict(global_vars or {})
 
             def set_weights(worker: RolloutWorker) -> None:
@@ -230,9 +239,22 @@ class WorkerSet:
 
             self.call_remote(set_weights, indices=indices)
         if self._local is not None and self._local is not source:
-            self._local.set_weights(source.get_weights(), global_vars)
+            self._local.set_weights(source.get_weights(policies), global_vars)
         elif global_vars and self._local is not None:
             self._local.set_global_vars(global_vars)
+
+    def sync_policy_setup(self, indices: list[int] | None = None) -> None:
+        """Give the other workers of this set the policies (added and removed ones), mapping
+        function and ``policies_to_train`` of the source worker (a recreated worker starts
+        from the config; a restored checkpoint may hold other policies)."""
+        source = self._source()
+        if source is None:
+            return
+        setup = source.get_policy_setup()
+        if self._local is not None and self._local is not source:
+            self._local.set_policy_setup(setup)
+        if self._remote:
+            self.call_remote(lambda w: w.set_policy_setup(setup), indices=indices)
 
     def sync_filters(self) -> None:
         """Merge the remote workers' filter buffers into the local filter, then - with

@@ -18,7 +18,10 @@ def summarize_episodes(
     lengths = [e.length for e in episodes]
     custom: dict[str, list[float]] = defaultdict(list)
     hist: dict[str, list[float]] = defaultdict(list)
+    policy_rewards: dict[str, list[float]] = defaultdict(list)
     for episode in episodes:
+        for (_, policy_id), reward in episode.agent_rewards.items():
+            policy_rewards[policy_id].append(float(reward))
         for name, value in episode.custom_metrics.items():
             custom[name].append(float(value))
         for name, values in episode.hist_data.items():
@@ -35,11 +38,16 @@ def summarize_episodes(
         "episode_reward_mean": float(np.mean(rewards)) if rewards else float("nan"),
         "episode_len_mean": float(np.mean(lengths)) if lengths else float("nan"),
         "episodes_this_iter": len(episodes) if new_episodes is None else new_episodes,
-        "policy_reward_min": {},
-        "policy_reward_max": {},
-        "policy_reward_mean": {},
+        "policy_reward_min": {p: float(np.min(r)) for p, r in policy_rewards.items()},
+        "policy_reward_max": {p: float(np.max(r)) for p, r in policy_rewards.items()},
+        "policy_reward_mean": {p: float(np.mean(r)) for p, r in policy_rewards.items()},
         "custom_metrics": custom_metrics,
-        "hist_stats": {"episode_reward": rewards, "episode_lengths": lengths, **hist},
+        "hist_stats": {
+            "episode_reward": rewards,
+            "episode_lengths": lengths,
+            **{f"policy_{p}_reward": r for p, r in policy_rewards.items()},
+            **hist,
+        },
     }
 
 
@@ -57,8 +65,29 @@ class EpisodeHistory:
         self.episodes = (self.episodes + new)[-self.size :]
         return window
 
-    def to_state(self) -> list[list[float]]:
-        return [[e.length, e.total_reward] for e in self.episodes]
+    def to_state(self) -> list[list[Any]]:
+        """Rows ``[length, total_reward]``, with ``[[agent_id, policy_id, reward], ...]`` as a
+        third item for multi-agent episodes (agent ids as JSON has them)."""
+        rows: list[list[Any]] = []
+        for e in self.episodes:
+            row: list[Any] = [e.length, e.total_reward]
+            if e.agent_rewards:
+                row.append([[_jsonable_id(a), p, r] for (a, p), r in e.agent_rewards.items()])
+            rows.append(row)
+        return rows
 
-    def set_state(self, rows: list[list[float]]) -> None:
-        self.episodes = [EpisodeMetrics(int(n), float(r)) for n, r in rows]
+    def set_state(self, rows: list[list[Any]]) -> None:
+        self.episodes = [
+            EpisodeMetrics(
+                int(row[0]),
+                float(row[1]),
+                agent_rewards=(
+                    {(a, str(p)): float(r) for a, p, r in row[2]} if len(row) > 2 else {}
+                ),
+            )
+            for row in rows
+        ]
+
+
+def _jsonable_id(agent_id: Any) -> Any:
+    return agent_id if isinstance(agent_id, str | int | float | bool) else str(agent_id)

@@ -95,7 +95,7 @@ class Acting(Trainable):
         worker = self.workers.local_worker()
         policy = worker.get_policy(policy_id)
         obs = worker.filters[policy_id](
-            worker.preprocessor.transform_many(observations), update=False
+            worker.preprocessors[policy_id].transform_many(observations), update=False
         )
         actions, states, extra = policy.compute_actions(obs, explore=explore)
         unsquash = self.config["normalize_actions"] if unsquash_action is None else unsquash_action

@@ -28,6 +28,7 @@ from runtime.env.worker_set import WorkerSet
 from runtime.results.metrics import EpisodeHistory
 from runtime.results.result_logger import ResultLogger
 from runtime.training import checkpoint_files as checkpoints
+from runtime.training.policy_setup_state import decode_setup, encode_setup
 from runtime.training.trainable import Trainable
 
 if TYPE_CHECKING:
@@ -39,11 +40,14 @@ def policy_state(worker: RolloutWorker) -> tuple[dict[str, Any], dict[str, dict[
     ``get_state()``: exploration and learner state; saved as ``state["policies"]``) and the
     tensor files (file stem -> state dict): ``policies/<id>/module`` (the weights) and
     ``policies/<id>/learner/<name>`` for each of the learner's optimizers and target networks."""
-    json_state = {pid: p.get_state() for pid, p in worker.policy_map.items()}
+    json_state: dict[str, Any] = {}
     tensors: dict[str, dict[str, Any]] = {}
     for pid, policy in worker.policy_map.items():
+        if policy.learner_class is not None and worker.is_policy_to_train(pid):
+            policy.learner  # noqa: B018 - made now, so that its (initial) state is saved
+        json_state[pid] = policy.get_json_state()
         tensors[f"policies/{pid}/module"] = policy.module.state_dict()
-        if policy.learner_class is not None:
+        if policy._learner is not None:
             for name, tensor_state in policy.learner.get_tensor_state().items():
                 tensors[f"policies/{pid}/learner/{name}"] = tensor_state
     return json_state, tensors
@@ -56,7 +60,8 @@ def load_policy_state(worker: RolloutWorker, path: str, state: Mapping[str, Any]
     for pid, policy in worker.policy_map.items():
         module = checkpoints.read_tensors(path, f"policies/{pid}/module", policy.device)
         policy.module.load_state_dict(module)
-        if policy.learner_class is not None:
+        saved = state["policies"].get(pid, {})
+        if policy.learner_class is not None and "learner" in saved:
             names = policy.learner.get_tensor_state()
             policy.learner.set_tensor_state(
                 {
@@ -66,7 +71,7 @@ def load_policy_state(worker: RolloutWorker, path: str, state: Mapping[str, Any]
                     for name in names
                 }
             )
-        policy.set_state(state["policies"].get(pid, {}))
+        policy.set_state(saved)
 
 
 class Checkpointing(Trainable):
@@ -105,6 +110,7 @@ class Checkpointing(Trainable):
             "filters": worker.get_filter_states(),
         }
         state["policies"], tensors = policy_state(worker)
+        state["policy_setup"] = encode_setup(worker.get_policy_setup())
         return state, tensors
 
     def extra_checkpoint_state(self) -> tuple[dict[str, Any], dict[str, checkpoints.Arrays]]:
@@ -153,6 +159,9 @@ class Checkpointing(Trainable):
     def _load_state(self, path: str) -> None:
         state = checkpoints.decode_floats(checkpoints.read_state(path))
         worker = self.workers.local_worker()
+        if "policy_setup" in state:
+            worker.set_policy_setup(decode_setup(state["policy_setup"], worker.get_policy_setup()))
+            self.workers.sync_policy_setup()
         load_policy_state(worker, path, state)
         worker.sync_filters(state.get("filters", {}))
         self._counters = defaultdict(int, {k: int(v) for k, v in state["counters"].items()})

@@ -104,6 +104,7 @@ class EvaluationSchedule(Trainable):
         if self.evaluation_workers is None:
             self.evaluation_workers = self._make_evaluation_workers()
         timestep = {"timestep": self._counters["num_env_steps_sampled"]}
+        self.evaluation_workers.sync_policy_setup()
         self.evaluation_workers.sync_weights(global_vars=timestep)
         self.evaluation_workers.sync_filter_states()
 

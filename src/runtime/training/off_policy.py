@@ -74,14 +74,15 @@ class OffPolicyAlgorithm(Algorithm):
     # ------------------------------------------------------------------ stages
 
     def sample_and_store(self) -> MultiAgentBatch:
-        """One sampling round, added to the replay buffers; returns it."""
+        """One sampling round, added to the replay buffers of the policies to train; returns
+        it."""
         self.workers.local_worker().set_global_vars(
             {"timestep": self._counters["num_env_steps_sampled"]}
         )
         batch = MultiAgentBatch.concat_samples(self.sample_round())
         self._counters["num_env_steps_sampled"] += batch.env_steps()
         self._counters["num_agent_steps_sampled"] += batch.agent_steps()
-        for pid, policy_batch in batch.items():
+        for pid, policy_batch in self.to_train(batch).items():
             self.replay_buffer(pid).add(policy_batch)
         return batch
 
@@ -104,10 +105,16 @@ class OffPolicyAlgorithm(Algorithm):
         return max(1, math.floor(self.training_intensity * sampled / replayed_per_round + 0.5))
 
     def replay(self) -> MultiAgentBatch:
-        """A minibatch of ``train_batch_size`` rows from each policy's buffer."""
+        """A minibatch of ``train_batch_size`` rows from the buffer of each policy to train."""
         size = int(self.config["train_batch_size"])
+        worker = self.workers.local_worker()
         return MultiAgentBatch(
-            {pid: buffer.sample(size) for pid, buffer in self.replay_buffers.items()}, size
+            {
+                pid: buffer.sample(size)
+                for pid, buffer in self.replay_buffers.items()
+                if len(buffer) and worker.is_policy_to_train(pid)
+            },
+            size,
         )
 
     def update_priorities(self, replayed: MultiAgentBatch, learner_info: dict[str, Any]) -> None:
@@ -139,8 +146,10 @@ class OffPolicyAlgorithm(Algorithm):
         if total - last < freq:
             return
         tau = self.tau
-        for policy in self.workers.local_worker().policy_map.values():
-            policy.learner.update_target_networks(tau)
+        worker = self.workers.local_worker()
+        for pid in worker.policy_map:
+            if worker.is_policy_to_train(pid):
+                worker.policy_map[pid].learner.update_target_networks(tau)
         self._counters["last_target_update_ts"] = total
         self._counters["num_target_updates"] += 1
 

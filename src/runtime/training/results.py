@@ -62,7 +62,12 @@ class ResultBookkeeping(Trainable):
         result.update(
             {
                 "episodes_total": self._num_episodes,
-                "timesteps_total": counters.get("num_env_steps_sampled", 0),
+                "timesteps_total": counters.get(
+                    "num_agent_steps_sampled"
+                    if self.config["count_steps_by"] == "agent_steps"
+                    else "num_env_steps_sampled",
+                    0,
+                ),
                 "timesteps_this_iter": sampled,
                 "agent_timesteps_total": counters.get("num_agent_steps_sampled", 0),
                 "num_env_steps_sampled": counters.get("num_env_steps_sampled", 0),

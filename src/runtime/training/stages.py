@@ -35,8 +35,10 @@ class TrainingStages(Trainable):
     _perf: list[dict[str, float]]
 
     def sample_train_batch(self) -> MultiAgentBatch:
-        """Sample rounds from the rollout workers until ``train_batch_size`` env steps are in."""
+        """Sample rounds from the rollout workers until ``train_batch_size`` env steps (agent
+        steps with ``count_steps_by="agent_steps"``) are in."""
         target = int(self.config["train_batch_size"])
+        by_agent_steps = self.config["count_steps_by"] == "agent_steps"
         batches: list[MultiAgentBatch] = []
         count = 0
         self.workers.local_worker().set_global_vars(
@@ -45,7 +47,7 @@ class TrainingStages(Trainable):
         while count < target:
             for batch in self.sample_round():
                 batches.append(batch)
-                count += batch.env_steps()
+                count += batch.agent_steps() if by_agent_steps else batch.env_steps()
         train_batch = MultiAgentBatch.concat_samples(batches)
         self._counters["num_env_steps_sampled"] += train_batch.env_steps()
         self._counters["num_agent_steps_sampled"] += train_batch.agent_steps()
@@ -75,17 +77,31 @@ class TrainingStages(Trainable):
         return out
 
     def learn_on_batch(self, batch: SampleBatch | MultiAgentBatch) -> dict[str, Any]:
-        """Update the learner of each policy in ``batch`` on its rows (on the local worker);
-        returns the learner info per policy id."""
-        batch = MultiAgentBatch.wrap(batch)
+        """Update the learner of each policy to train in ``batch`` on its rows (on the local
+        worker; the others' rows are dropped); returns the learner info per policy id."""
+        batch = self.to_train(MultiAgentBatch.wrap(batch))
         info = self.workers.local_worker().learn_on_batch(batch)
         self._counters["num_env_steps_trained"] += batch.env_steps()
         self._counters["num_agent_steps_trained"] += batch.agent_steps()
         return info
 
-    def sync_weights(self) -> None:
-        """Send the local worker's weights and the global timestep to the rollout workers."""
-        self.workers.sync_weights(global_vars={"timestep": self._counters["num_env_steps_sampled"]})
+    def to_train(self, batch: MultiAgentBatch) -> MultiAgentBatch:
+        """The part of ``batch`` that belongs to policies to train (``policies_to_train``)."""
+        worker = self.workers.local_worker()
+        kept = {pid: b for pid, b in batch.items() if worker.is_policy_to_train(pid, b)}
+        return (
+            batch if len(kept) == len(batch.policy_batches) else MultiAgentBatch(kept, len(batch))
+        )
+
+    def sync_weights(self, policies: list[str] | None = None) -> None:
+        """Send the weights of the policies to train (or of ``policies``) and the global
+        timestep to the rollout workers: the others' weights do not change in training."""
+        worker = self.workers.local_worker()
+        if policies is None:
+            policies = [pid for pid in worker.policy_map if worker.is_policy_to_train(pid)]
+        self.workers.sync_weights(
+            global_vars={"timestep": self._counters["num_env_steps_sampled"]}, policies=policies
+        )
 
 
 def _sample_remote(

@@ -17,8 +17,6 @@ from rlconf.errors import ConfigError, FieldIssue
 
 logger = logging.getLogger(__name__)
 
-_MULTI_AGENT = "multi-agent training is not available yet; the runtime trains one policy, "
-_MULTI_AGENT += "'default_policy'"
 _NO_OFFLINE_EXTRAS = "input batches are read in file order by rlconf's own reader"
 
 #: key -> (the value the runtime behaves as, why no other value is carried out)
@@ -58,14 +56,17 @@ REFUSED: dict[str, tuple[Any, str]] = {
         "off-policy estimators ('is', 'wis', 'simulation') are not available",
     ),
     "model.max_seq_len": (20, "recurrent models are not supported"),
-    "multiagent.policies": ({}, _MULTI_AGENT),
-    "multiagent.policy_map_capacity": (100, _MULTI_AGENT),
-    "multiagent.policy_map_cache": (None, _MULTI_AGENT),
-    "multiagent.policy_mapping_fn": (None, _MULTI_AGENT),
-    "multiagent.policies_to_train": (None, _MULTI_AGENT),
-    "multiagent.observation_fn": (None, _MULTI_AGENT),
-    "multiagent.replay_mode": ("independent", _MULTI_AGENT),
-    "multiagent.count_steps_by": ("env_steps", _MULTI_AGENT),
+    "multiagent.replay_mode": (
+        "independent",
+        "lockstep replay is not available; each policy replays its own transitions",
+    ),
+}
+
+#: Settings a multi-agent setup can't carry out: key -> (the value it behaves as, why).
+REFUSED_MULTI_AGENT: dict[str, tuple[Any, str]] = {
+    "soft_horizon": (False, "a multi-agent episode ends at the horizon"),
+    "output": (None, "writing multi-agent batches to files is not available"),
+    "input": ("sampler", "reading multi-agent batches from files is not available"),
 }
 
 #: key -> why no value of it changes what the runtime does (each field's description says so).
@@ -139,6 +140,23 @@ def refuse_unsupported(config: AlgorithmConfig, name: str) -> None:
             name,
             ", ".join(f"{path}={value!r}" for path, value in inert.items()),
         )
+
+
+def refuse_for_multi_agent(config: AlgorithmConfig, name: str) -> None:
+    """Raise one ConfigError naming every setting a multi-agent setup can't carry out."""
+    issues = [
+        FieldIssue(
+            path,
+            f"is not supported with a multi-agent env or several policies: {why}",
+            value_at(config, path),
+            True,
+            repr(ok),
+        )
+        for path, (ok, why) in REFUSED_MULTI_AGENT.items()
+        if value_at(config, path) != ok
+    ]
+    if issues:
+        raise ConfigError(name, issues)
 
 
 def _is_str_list(value: Any) -> bool:

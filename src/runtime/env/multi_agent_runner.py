@@ -1,0 +1,646 @@
+"""``MultiAgentRunner``: steps a worker's multi-agent sub-envs in lockstep, with one batched
+forward pass per policy per step, and returns ``MultiAgentBatch``es (training) or runs exactly
+N episodes or N env steps (evaluation).
+
+Each step (``_step``):
+
+1. the agents that have an observation act: they are grouped by the policy their episode maps
+   them to, and each policy computes the actions of its agents of all sub-envs at once;
+2. every sub-env steps with its agents' actions (the env output checked unless
+   ``disable_env_checking``); rewards add up on each agent's open transition;
+3. the new observations are preprocessed and filtered per policy in one batch (reset
+   observations of the sub-envs whose episode ended included); an agent's transition closes when
+   it sees its next observation or is done, and its row goes to its policy's ``PolicyRows``.
+
+A fragment's rows are postprocessed per policy, all its agents' trajectories at once in the
+``(T, K)`` layout of ``agent_rows.Layout`` (GAE, n-step returns). With ``count_steps_by=
+"agent_steps"`` a fragment is ``rollout_fragment_length`` agent steps per sub-env rather than
+env steps.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from runtime.callbacks import DefaultCallbacks, overrides
+from runtime.core.multi_agent_batch import MultiAgentBatch
+from runtime.core.sample_batch import SampleBatch
+from runtime.env.action_processing import action_processor, reward_clipper
+from runtime.env.agent_rows import AGENT_INDEX, Layout, PolicyRows, trajectory_starts
+from runtime.env.episode import EpisodeMetrics
+from runtime.env.evaluation_runner import split_evenly
+from runtime.env.multi_agent_checks import check_reset, check_step
+from runtime.env.multi_agent_episode import MultiAgentEpisode
+
+if TYPE_CHECKING:
+    from rlconf.algorithm_config import AlgorithmConfig
+    from runtime.env.rollout_worker import RolloutWorker
+
+Array = npt.NDArray[Any]
+SB = SampleBatch
+
+_EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
+_PRIVATE = (SB.SEGMENT_ENDS, SB.BOOTSTRAP_VALUES)
+
+
+class _Open:
+    """An agent's transition from its action until its next observation."""
+
+    __slots__ = ("g", "policy_id", "reward")
+
+    def __init__(self, policy_id: str, g: int) -> None:
+        self.policy_id = policy_id
+        self.g = g
+        self.reward = 0.0
+
+
+#: An observation (or an end without one) arriving for an agent: (sub-env, agent, raw obs or
+#: None, the transition it closes or None, terminated, truncated, info, policy id).
+Arrival = tuple[int, Any, Any, "_Open | None", bool, bool, Any, str]
+
+
+class MultiAgentRunner:
+    def __init__(
+        self,
+        worker: RolloutWorker,
+        envs: list[Any],
+        config: AlgorithmConfig,
+        callbacks: DefaultCallbacks,
+    ) -> None:
+        self.worker = worker
+        self.envs = envs
+        self.num_envs = len(envs)
+        self.config = config
+        self.callbacks = callbacks
+        self.fragment = config.get_rollout_fragment_length()
+        self.by_agent_steps = config["count_steps_by"] == "agent_steps"
+        self.complete_episodes = config["batch_mode"] == "complete_episodes"
+        self.no_done_at_end = bool(config.get("no_done_at_end"))
+        self.horizon = int(config.get("horizon") or 0)
+        self.seed = config.get("seed")
+        self.observation_fn = config["observation_fn"]
+        self.checking = not bool(config.get("disable_env_checking", False))
+        self._normalize = bool(config["normalize_actions"])
+        self._clip = bool(config["clip_actions"])
+        self._reward_clip = reward_clipper(config.get("clip_rewards"))
+        self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
+        self._postprocess_hook = overrides(callbacks, "on_postprocess_trajectory")
+        self._labels = [type(getattr(env, "unwrapped", env)).__name__ for env in envs]
+        self._next_episode = 0
+        self.episodes: list[MultiAgentEpisode] = []
+        #: Per sub-env: the agents that have acted in the running episode (for the checks).
+        self._acted: list[set[Any]] = [set() for _ in envs]
+        #: Per sub-env: the open transition of each agent.
+        self._open: list[dict[Any, _Open]] = [{} for _ in envs]
+        #: Per policy: (sub-env, agent) pairs to act next and their processed observations.
+        self._to_act: dict[str, tuple[list[tuple[int, Any]], Array, Array]] = {}
+        self._rows: dict[str, PolicyRows] = defaultdict(PolicyRows)
+        self._started = False
+        self._action_fns: dict[str, Any] = {}
+        self.agent_index: dict[Any, int] = {}
+        self.finished: list[EpisodeMetrics] = []
+        #: Episodes finished in this fragment: id -> (env steps, agent steps).
+        self._finished_ids: dict[int, tuple[int, int]] = {}
+        self._recent: dict[int, MultiAgentEpisode] = {}
+        #: complete_episodes: per policy, the rows of episodes still running.
+        self._carried: dict[str, dict[str, Array]] = {}
+        self.perf: dict[str, float] = defaultdict(float)
+        self.perf_steps = 0
+
+    def get_sub_environments(self) -> list[Any]:
+        return self.envs
+
+    def policies_changed(self) -> None:
+        """Forget what was derived from the policies (called after add/remove policy)."""
+        self._action_fns.clear()
+
+    # ------------------------------------------------------------------ episodes
+
+    def _hook(self, name: str, **kwargs: Any) -> None:
+        if name in self._overridden:
+            getattr(self.callbacks, name)(
+                worker=self.worker, base_env=self, policies=self.worker.policy_map, **kwargs
+            )
+
+    def _new_episode(self, index: int) -> MultiAgentEpisode:
+        episode_id = (self.worker.worker_index << 40) + self._next_episode
+        self._next_episode += 1
+        episode = MultiAgentEpisode(
+            episode_id, index, self.worker.worker_index, self.worker.map_agent, self.worker
+        )
+        self._recent[episode_id] = episode
+        self._hook("on_episode_created", env_index=index, episode=episode)
+        return episode
+
+    def _reset(self, index: int, first: bool) -> dict[Any, Any]:
+        episode = self._new_episode(index)
+        seed = None
+        if first and self.seed is not None:
+            seed = int(self.seed) + 1000 * self.worker.worker_index + index
+        output = self.envs[index].reset(seed=seed)
+        space_of = self._space_of(episode) if self.checking else None
+        if self.checking or not (isinstance(output, tuple) and len(output) == 2):
+            output = check_reset(self._labels[index], output, space_of)
+        obs, infos = output
+        if index < len(self.episodes):
+            self.episodes[index] = episode
+        else:
+            self.episodes.append(episode)
+        self._acted[index] = set()
+        self._open[index] = {}
+        if self.observation_fn is not None:
+            obs = self._observe(obs, episode)
+        episode._agent_obs = dict(obs)
+        episode._agent_infos = dict(infos)
+        self._hook("on_episode_start", episode=episode, env_index=index)
+        return obs  # type: ignore[no-any-return]
+
+    def _observe(self, obs: dict[Any, Any], episode: MultiAgentEpisode) -> dict[Any, Any]:
+        out = self.observation_fn(
+            agent_obs=obs,
+            worker=self.worker,
+            base_env=self,
+            policies=self.worker.policy_map,
+            episode=episode,
+        )
+        if not isinstance(out, dict):
+            raise ValueError(
+                f"observation_fn returned {type(out).__name__}; it must return a dict of agent "
+                "id -> observation"
+            )
+        return out
+
+    def _space_of(self, episode: MultiAgentEpisode) -> Any:
+        worker = self.worker
+
+        def space_of(agent_id: Any) -> Any:
+            if self.observation_fn is not None:
+                return None  # the raw observations need not be in the policy's space
+            policy_id = episode.policy_for(agent_id)
+            return worker.policy_spaces[policy_id][0] if policy_id in worker.policy_spaces else None
+
+        return space_of
+
+    def _finish_episode(self, index: int) -> int:
+        episode = self.episodes[index]
+        self._hook("on_episode_end", episode=episode, env_index=index)
+        self.finished.append(
+            EpisodeMetrics(
+                episode.length,
+                episode.total_reward,
+                dict(episode.custom_metrics),
+                {k: list(v) for k, v in episode.hist_data.items()},
+                dict(episode.agent_rewards),
+            )
+        )
+        self._finished_ids[episode.episode_id] = (episode.length, sum(episode.agent_steps.values()))
+        return episode.length
+
+    # ------------------------------------------------------------------ stepping
+
+    def _action_fn(self, policy_id: str) -> Any:
+        fn = self._action_fns.get(policy_id)
+        if fn is None:
+            space = self.worker.policy_map[policy_id].action_space
+            fn = self._action_fns[policy_id] = action_processor(space, self._normalize, self._clip)
+        return fn
+
+    def _act(
+        self, active: set[int] | None, explore: bool | None, record: bool
+    ) -> tuple[dict[int, dict[Any, Any]], int]:
+        """The actions of the agents waiting to act (in the sub-envs ``active``; all for
+        None): one forward pass per policy. Returns each sub-env's action dict and the number
+        of agents that acted."""
+        actions_by_env: dict[int, dict[Any, Any]] = defaultdict(dict)
+        acted = 0
+        policy_map = self.worker.policy_map
+        for policy_id, (keys, obs, obs_rows) in list(self._to_act.items()):
+            mask = (
+                None
+                if active is None
+                else np.fromiter((i in active for i, _ in keys), dtype=bool, count=len(keys))
+            )
+            if mask is None or mask.all():
+                del self._to_act[policy_id]
+            elif not mask.any():
+                continue
+            else:
+                rest = ~mask
+                self._to_act[policy_id] = (
+                    [key for key, m in zip(keys, rest, strict=True) if m],
+                    obs[rest],
+                    obs_rows[rest],
+                )
+                keys = [key for key, m in zip(keys, mask, strict=True) if m]
+                obs, obs_rows = obs[mask], obs_rows[mask]
+            policy = policy_map[policy_id]
+            actions, _, extra = policy.compute_actions(
+                obs, explore=explore, value_preds=not _batched_values(policy)
+            )
+            env_actions = self._action_fn(policy_id)(actions)
+            acted += len(keys)
+            if record:
+                first = self._rows[policy_id].add_actions(obs_rows, {SB.ACTIONS: actions, **extra})
+                for j, (i, agent) in enumerate(keys):
+                    actions_by_env[i][agent] = env_actions[j]
+                    self._open[i][agent] = _Open(policy_id, first + j)
+            else:
+                for j, (i, agent) in enumerate(keys):
+                    actions_by_env[i][agent] = env_actions[j]
+                    self._open[i][agent] = _Open(policy_id, -1)
+        return actions_by_env, acted
+
+    def _step(
+        self,
+        envs: list[int],
+        explore: bool | None,
+        update: bool,
+        record: bool,
+        restart: set[int] | None = None,
+    ) -> tuple[int, list[int]]:
+        """One step of the sub-envs ``envs``; returns the agent steps taken and the sub-envs
+        whose episode ended (reset unless they are not in ``restart``; None: all are)."""
+        t0 = time.perf_counter()
+        actions_by_env, agent_steps = self._act(
+            None if len(envs) == self.num_envs else set(envs), explore, record
+        )
+        t1 = time.perf_counter()
+        arrivals: list[Arrival] = []
+        ended: list[int] = []
+        env_wait = 0.0
+        for i in envs:
+            episode = self.episodes[i]
+            action_dict = actions_by_env.get(i, {})
+            self._acted[i].update(action_dict)
+            s = time.perf_counter()
+            output = self.envs[i].step(action_dict)
+            env_wait += time.perf_counter() - s
+            if self.checking or not (isinstance(output, tuple) and len(output) == 5):
+                output = check_step(
+                    self._labels[i],
+                    output,
+                    self._acted[i],
+                    self._space_of(episode) if self.checking else None,
+                )
+            obs, rewards, terms, truncs, infos = output
+            episode.length += 1
+            open_ = self._open[i]
+            for agent, reward in rewards.items():
+                reward = float(reward)
+                transition = open_.get(agent)
+                if transition is not None:
+                    transition.reward += reward
+                    policy_id = transition.policy_id
+                else:
+                    policy_id = episode.policy_for(agent)
+                episode.agent_rewards[(agent, policy_id)] += reward
+                episode.total_reward += reward
+            all_done = bool(terms.get("__all__")) or bool(truncs.get("__all__"))
+            horizon_cut = bool(self.horizon) and episode.length >= self.horizon and not all_done
+            if self.observation_fn is not None and obs:
+                obs = self._observe(obs, episode)
+            for agent, ob in obs.items():
+                term = bool(terms.get(agent, False))
+                trunc = bool(truncs.get(agent, False))
+                if all_done or horizon_cut:
+                    term = term or bool(terms.get("__all__"))
+                    trunc = not term
+                transition = open_.pop(agent, None)
+                policy_id = (
+                    episode.policy_for(agent) if transition is None else transition.policy_id
+                )
+                arrivals.append(
+                    (i, agent, ob, transition, term, trunc, infos.get(agent), policy_id)
+                )
+            if all_done or horizon_cut:
+                for agent, transition in list(open_.items()):
+                    term = bool(terms.get(agent, False)) or bool(terms.get("__all__"))
+                    arrivals.append(
+                        (i, agent, None, transition, term, not term, infos.get(agent), "")
+                    )
+                open_.clear()
+                ended.append(i)
+            else:
+                for agent in [a for a in open_ if terms.get(a) or truncs.get(a)]:
+                    transition = open_.pop(agent)
+                    term = bool(terms.get(agent))
+                    arrivals.append(
+                        (i, agent, None, transition, term, not term, infos.get(agent), "")
+                    )
+            if self._step_hook:
+                episode._agent_obs.update(obs)
+                episode._agent_infos.update(infos)
+                episode._agent_actions.update(action_dict)
+                episode._agent_rewards_last.update(rewards)
+                self._hook("on_episode_step", episode=episode, env_index=i)
+        for i in ended:
+            self._finish_episode(i)
+        for i in ended:
+            if restart is None or i in restart:
+                arrivals.extend(self._reset_arrivals(i, first=False))
+        self._take_arrivals(arrivals, update, record)
+        perf = self.perf
+        perf["inference"] += t1 - t0
+        perf["env_wait"] += env_wait
+        perf["raw_obs_processing"] += time.perf_counter() - t1 - env_wait
+        self.perf_steps += 1
+        return agent_steps, ended
+
+    @property
+    def _step_hook(self) -> bool:
+        return "on_episode_step" in self._overridden
+
+    def _reset_arrivals(self, index: int, first: bool) -> list[Arrival]:
+        obs = self._reset(index, first)
+        episode = self.episodes[index]
+        return [
+            (index, agent, ob, None, False, False, None, episode.policy_for(agent))
+            for agent, ob in obs.items()
+        ]
+
+    def _take_arrivals(self, arrivals: list[Arrival], update: bool, record: bool) -> None:
+        """Process the arrived observations per policy, close the transitions they end and
+        queue the agents that act next."""
+        by_policy: dict[str, list[int]] = defaultdict(list)
+        closing_only: list[int] = []
+        for k, arrival in enumerate(arrivals):
+            if arrival[2] is None:
+                closing_only.append(k)
+            else:
+                by_policy[arrival[7]].append(k)
+        worker = self.worker
+        for policy_id, ks in by_policy.items():
+            if policy_id not in worker.policy_map:
+                raise ValueError(self._unknown_policy(arrivals[ks[0]][1], policy_id))
+            raw = [arrivals[k][2] for k in ks]
+            processed = worker.filters[policy_id](
+                worker.preprocessors[policy_id].transform_many(raw), update
+            )
+            rows = self._rows[policy_id]
+            first = rows.add_obs(processed) if record else 0
+            act_keys: list[tuple[int, Any]] = []
+            act_idx: list[int] = []
+            for j, k in enumerate(ks):
+                i, agent, _, transition, term, trunc, info, _ = arrivals[k]
+                if transition is not None and record:
+                    self._close(rows, i, agent, transition, first + j, term, trunc, info)
+                if not (term or trunc):
+                    act_keys.append((i, agent))
+                    act_idx.append(j)
+            if act_keys:
+                index = np.asarray(act_idx, dtype=np.int64)
+                self._queue(policy_id, act_keys, processed[index], index + first)
+        if record:
+            for k in closing_only:
+                i, agent, _, transition, term, trunc, info, _ = arrivals[k]
+                assert transition is not None
+                rows = self._rows[transition.policy_id]
+                self._close(rows, i, agent, transition, -1, term, trunc, info)
+
+    def _queue(self, policy_id: str, keys: list[tuple[int, Any]], obs: Array, rows: Array) -> None:
+        waiting = self._to_act.get(policy_id)
+        if waiting is None:
+            self._to_act[policy_id] = (keys, obs, rows)
+        else:
+            self._to_act[policy_id] = (
+                waiting[0] + keys,
+                np.concatenate([waiting[1], obs]),
+                np.concatenate([waiting[2], rows]),
+            )
+
+    def _close(
+        self,
+        rows: PolicyRows,
+        i: int,
+        agent: Any,
+        transition: _Open,
+        next_h: int,
+        term: bool,
+        trunc: bool,
+        info: Any,
+    ) -> None:
+        episode = self.episodes[i]
+        index = self.agent_index.get(agent)
+        if index is None:
+            index = self.agent_index[agent] = len(self.agent_index)
+        t = episode.agent_steps[agent]
+        episode.agent_steps[agent] = t + 1
+        rows.close(
+            transition.g,
+            next_h,
+            transition.reward,
+            term,
+            trunc,
+            info,
+            episode.episode_id,
+            i,
+            index,
+            t,
+        )
+
+    def _unknown_policy(self, agent: Any, policy_id: Any) -> str:
+        known = ", ".join(map(repr, self.worker.policy_map))
+        return (
+            f"policy_mapping_fn mapped agent {agent!r} to policy {policy_id!r}, which is not a "
+            f"policy of this worker; policies: {known}"
+        )
+
+    def _start(self) -> None:
+        arrivals: list[Arrival] = []
+        start = time.perf_counter()
+        for i in range(self.num_envs):
+            arrivals.extend(self._reset_arrivals(i, first=not self._started))
+        self._started = True
+        self._take_arrivals(arrivals, update=not self.config["in_evaluation"], record=False)
+        self.perf["env_reset"] += time.perf_counter() - start
+
+    # ------------------------------------------------------------------ sampling
+
+    def sample(self, explore: bool | None = None) -> MultiAgentBatch:
+        """A fragment: ``rollout_fragment_length`` env steps (or agent steps) of every sub-env,
+        or at least that many of complete episodes, as a ``MultiAgentBatch``."""
+        if not self._started:
+            self._start()
+            # The first observations were processed before rows were kept: keep them now.
+            self._rekeep_waiting()
+        self._recent = {e.episode_id: e for e in self.episodes}
+        self._finished_ids = {}
+        target = self.fragment * self.num_envs
+        everything = list(range(self.num_envs))
+        steps = agent_steps = completed = 0
+        while True:
+            taken, _ = self._step(everything, explore, update=True, record=True)
+            steps += 1
+            agent_steps += taken
+            if self.complete_episodes:
+                completed = sum(v[int(self.by_agent_steps)] for v in self._finished_ids.values())
+                if completed >= target:
+                    break
+            elif (agent_steps if self.by_agent_steps else steps * self.num_envs) >= target:
+                break
+        env_steps = (
+            sum(v[0] for v in self._finished_ids.values())
+            if self.complete_episodes
+            else steps * self.num_envs
+        )
+        batch = self._build(env_steps)
+        self.callbacks.on_sample_end(worker=self.worker, samples=batch)
+        return batch
+
+    def _rekeep_waiting(self) -> None:
+        """Put the observations of the agents waiting to act into this fragment's rows."""
+        for policy_id, (keys, obs, _) in list(self._to_act.items()):
+            first = self._rows[policy_id].add_obs(obs)
+            self._to_act[policy_id] = (keys, obs, np.arange(first, first + len(keys)))
+
+    def _build(self, env_steps: int) -> MultiAgentBatch:
+        """This fragment's closed rows as one postprocessed batch per policy; what stays open
+        (and, with complete_episodes, the rows of unfinished episodes) moves on to the next."""
+        old_rows = self._rows
+        self._rows = defaultdict(PolicyRows)
+        self._carry_open(old_rows)
+        self._rekeep_waiting()
+        batches: dict[str, SampleBatch] = {}
+        for policy_id, rows in old_rows.items():
+            if len(rows) == 0:
+                continue
+            columns = rows.take()
+            if self.complete_episodes:
+                columns = self._keep_finished(policy_id, columns)
+                if len(columns[SB.OBS]) == 0:
+                    continue
+            batches[policy_id] = self._postprocess(policy_id, columns)
+        self._carried = {k: v for k, v in self._carried.items() if k in self.worker.policy_map}
+        return MultiAgentBatch(batches, env_steps)
+
+    def _carry_open(self, old_rows: dict[str, PolicyRows]) -> None:
+        """Open transitions (an agent that acted and waits for its next observation) keep their
+        action rows in the next fragment."""
+        for open_ in self._open:
+            for transition in open_.values():
+                rows = old_rows[transition.policy_id]
+                obs, acts = rows.action_rows(np.asarray([transition.g]))
+                new = self._rows[transition.policy_id]
+                h = new.add_obs(obs)
+                transition.g = new.add_actions(np.asarray([h]), acts)
+
+    def _keep_finished(self, policy_id: str, columns: dict[str, Array]) -> dict[str, Array]:
+        """complete_episodes: the rows of finished episodes, with those carried from earlier
+        fragments; the rows of running episodes wait for the next fragment."""
+        carried = self._carried.pop(policy_id, None)
+        if carried is not None:
+            columns = {k: np.concatenate([carried[k], columns[k]]) for k in columns}
+            order = np.lexsort((columns[SB.T], columns[AGENT_INDEX], columns[SB.EPS_ID]))
+            columns = {k: v[order] for k, v in columns.items()}
+        done = np.isin(columns[SB.EPS_ID], list(self._finished_ids))
+        if not done.all():
+            self._carried[policy_id] = {k: v[~done] for k, v in columns.items()}
+        return {k: v[done] for k, v in columns.items()}
+
+    def _postprocess(self, policy_id: str, columns: dict[str, Array]) -> SampleBatch:
+        policy = self.worker.policy_map[policy_id]
+        starts = trajectory_starts(columns)
+        layout = Layout(starts, len(columns[SB.OBS]))
+        terms = columns[SB.TERMINATEDS]
+        if self.no_done_at_end:
+            terms = columns[SB.TERMINATEDS] = np.zeros_like(terms)
+        ends = terms | columns[SB.TRUNCATEDS]
+        ends[layout.last] = True
+        bootstrap = np.flatnonzero(ends & ~terms)
+        batched = _batched_values(policy)
+        obs = columns[SB.OBS]
+        parts = ([obs] if batched else []) + [columns[SB.NEXT_OBS][bootstrap]]
+        values = policy.compute_values(np.concatenate(parts))
+        if batched:
+            columns[SB.VF_PREDS] = values[: len(obs)]
+            values = values[len(obs) :]
+        next_values = np.zeros(len(obs), dtype=np.float32)
+        next_values[bootstrap] = values
+        columns[SB.REWARDS] = self._reward_clip(columns[SB.REWARDS])
+        padded = {k: layout.padded(v) for k, v in columns.items() if k != SB.INFOS}
+        padded[SB.SEGMENT_ENDS] = layout.padded(ends, fill=True)
+        padded[SB.BOOTSTRAP_VALUES] = layout.padded(next_values)
+        policy.postprocess_fragment(padded)
+        out = {k: layout.unpadded(v) for k, v in padded.items() if k not in _PRIVATE}
+        out[SB.INFOS] = columns[SB.INFOS]
+        batch = SampleBatch(out)
+        if self._postprocess_hook:
+            reverse = {index: agent for agent, index in self.agent_index.items()}
+            bounds = [*starts.tolist(), len(batch)]
+            for a, b in itertools.pairwise(bounds):
+                segment = batch[a:b]
+                episode_id = int(segment[SB.EPS_ID][0])
+                self.callbacks.on_postprocess_trajectory(
+                    worker=self.worker,
+                    episode=self._recent.get(episode_id),
+                    agent_id=reverse.get(int(segment[AGENT_INDEX][0])),
+                    policy_id=policy_id,
+                    policies=self.worker.policy_map,
+                    postprocessed_batch=segment,
+                    original_batches={},
+                )
+        return batch
+
+    # ------------------------------------------------------------------ evaluation
+
+    def run(
+        self,
+        *,
+        episodes: int = 0,
+        timesteps: int = 0,
+        reset: bool = True,
+        explore: bool | None = None,
+    ) -> tuple[list[EpisodeMetrics], int]:
+        """Run ``episodes`` complete episodes (each sub-env its share) or ``timesteps`` env
+        steps; returns the finished episodes and the env steps taken. No rows are kept and the
+        observation filters are not updated."""
+        self.pop_metrics()
+        if episodes or reset or not self._started:
+            self._to_act.clear()
+            self._start()
+        quota = split_evenly(episodes, self.num_envs) if episodes else [0] * self.num_envs
+        active = (
+            [i for i in range(self.num_envs) if quota[i] > 0]
+            if episodes
+            else list(range(self.num_envs))
+        )
+        steps = 0
+        while active and (episodes or steps < timesteps):
+            envs = active if episodes else active[: timesteps - steps]
+            stopping: set[int] = set()
+            restart = {i for i in envs if quota[i] > 1} if episodes else None
+            _, ended = self._step(envs, explore, update=False, record=False, restart=restart)
+            steps += len(envs)
+            if episodes:
+                for i in ended:
+                    quota[i] -= 1
+                    if quota[i] == 0:
+                        stopping.add(i)
+                active = [i for i in active if i not in stopping]
+        return self.pop_metrics(), steps
+
+    # ------------------------------------------------------------------ metrics
+
+    def pop_metrics(self) -> list[EpisodeMetrics]:
+        out, self.finished = self.finished, []
+        return out
+
+    def pop_perf(self) -> dict[str, float]:
+        steps = max(1, self.perf_steps)
+        out = {f"mean_{k}_ms": 1000.0 * v / steps for k, v in self.perf.items()}
+        self.perf = defaultdict(float)
+        self.perf_steps = 0
+        return out
+
+
+def _batched_values(policy: Any) -> bool:
+    """A separate value network is left out of the steps: V(s) for all rows in one batch."""
+    return bool(policy.has_critic) and bool(
+        getattr(getattr(policy, "model", None), "separate_value_network", False)
+    )
