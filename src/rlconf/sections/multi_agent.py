@@ -35,7 +35,10 @@ class MultiAgentArgs(TypedDict, total=False):
     ]
     replay_mode: Annotated[
         Literal["independent", "lockstep"],
-        Field(description="Replay agent transitions independently or per timestep together."),
+        Field(
+            description="Replay agent transitions independently per policy; 'lockstep' is "
+            "refused at build."
+        ),
     ]
     count_steps_by: Annotated[
         Literal["env_steps", "agent_steps"],
@@ -48,7 +51,8 @@ MULTI_AGENT = Section(
     fields=MultiAgentArgs,
     nest_under="multiagent",
     doc="Sets the policies of a multi-agent setup, how agents map to them and which of them "
-    "learn. Needs a runtime.MultiAgentEnv (or runtime.make_multi_agent(...)).",
+    "learn. Needs a runtime.MultiAgentEnv (or runtime.make_multi_agent(...)). "
+    "replay_mode='lockstep' is refused at build (each policy replays its own transitions).",
     defaults={
         "policies": {},
         "policy_map_capacity": 100,

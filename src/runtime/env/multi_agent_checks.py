@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeAlias
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["MultiAgentEnvError", "check_reset", "check_step"]
+__all__ = ["MultiAgentEnvError", "check_observations", "check_reset", "check_step"]
 
 #: Returns the observation space of an agent id, or None for "do not check this agent".
 SpaceOf: TypeAlias = Callable[[Any], "gym.Space[Any] | None"]
@@ -125,6 +125,38 @@ def _check_obs(env_label: str, call: str, obs: dict[Any, Any], space_of: SpaceOf
             _raise_obs_outside(env_label, call, agent, ob, space, f"{type(exc).__name__}: {exc}")
         if not inside:
             _raise_obs_outside(env_label, call, agent, ob, space, None)
+
+
+def check_observations(
+    space: gym.Space[Any],
+    observations: list[Any],
+    owners: Callable[[int], tuple[str, str, Any]],
+) -> None:
+    """Check a batch of observations of one space at once (the sampler's path: one policy's
+    observations of one step); ``owners(k)`` names the env label, the call and the agent of
+    observation ``k`` for the message. A Box is checked with one vectorised shape and bounds
+    test; other spaces observation by observation."""
+    if isinstance(space, gym.spaces.Box):
+        try:
+            batch = np.asarray(observations)
+        except ValueError:
+            batch = None
+        if (
+            batch is not None
+            and batch.shape[1:] == space.shape
+            and np.can_cast(batch.dtype, space.dtype)
+            and bool(np.all((batch >= space.low) & (batch <= space.high)))
+        ):
+            return
+    for k, ob in enumerate(observations):
+        try:
+            inside = space.contains(ob)
+        except Exception as exc:  # a space may raise on a value of the wrong kind
+            label, call, agent = owners(k)
+            _raise_obs_outside(label, call, agent, ob, space, f"{type(exc).__name__}: {exc}")
+        if not inside:
+            label, call, agent = owners(k)
+            _raise_obs_outside(label, call, agent, ob, space, None)
 
 
 # --- the failure paths -----------------------------------------------------------------------

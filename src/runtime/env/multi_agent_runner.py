@@ -35,7 +35,7 @@ from runtime.env.action_processing import action_processor, reward_clipper
 from runtime.env.agent_rows import AGENT_INDEX, Layout, PolicyRows, trajectory_starts
 from runtime.env.episode import EpisodeMetrics
 from runtime.env.evaluation_runner import split_evenly
-from runtime.env.multi_agent_checks import check_reset, check_step
+from runtime.env.multi_agent_checks import check_observations, check_reset, check_step
 from runtime.env.multi_agent_episode import MultiAgentEpisode
 
 if TYPE_CHECKING:
@@ -144,9 +144,9 @@ class MultiAgentRunner:
         if first and self.seed is not None:
             seed = int(self.seed) + 1000 * self.worker.worker_index + index
         output = self.envs[index].reset(seed=seed)
-        space_of = self._space_of(episode) if self.checking else None
         if self.checking or not (isinstance(output, tuple) and len(output) == 2):
-            output = check_reset(self._labels[index], output, space_of)
+            # Observations are checked per policy in one batch (_take_arrivals).
+            output = check_reset(self._labels[index], output, None)
         obs, infos = output
         if index < len(self.episodes):
             self.episodes[index] = episode
@@ -175,17 +175,6 @@ class MultiAgentRunner:
                 "id -> observation"
             )
         return out
-
-    def _space_of(self, episode: MultiAgentEpisode) -> Any:
-        worker = self.worker
-
-        def space_of(agent_id: Any) -> Any:
-            if self.observation_fn is not None:
-                return None  # the raw observations need not be in the policy's space
-            policy_id = episode.policy_for(agent_id)
-            return worker.policy_spaces[policy_id][0] if policy_id in worker.policy_spaces else None
-
-        return space_of
 
     def _finish_episode(self, index: int) -> int:
         episode = self.episodes[index]
@@ -282,12 +271,7 @@ class MultiAgentRunner:
             output = self.envs[i].step(action_dict)
             env_wait += time.perf_counter() - s
             if self.checking or not (isinstance(output, tuple) and len(output) == 5):
-                output = check_step(
-                    self._labels[i],
-                    output,
-                    self._acted[i],
-                    self._space_of(episode) if self.checking else None,
-                )
+                output = check_step(self._labels[i], output, self._acted[i], None)
             obs, rewards, terms, truncs, infos = output
             episode.length += 1
             open_ = self._open[i]
@@ -379,6 +363,9 @@ class MultiAgentRunner:
             if policy_id not in worker.policy_map:
                 raise ValueError(self._unknown_policy(arrivals[ks[0]][1], policy_id))
             raw = [arrivals[k][2] for k in ks]
+            if self.checking and self.observation_fn is None:
+                # (With an observation_fn the observations need not be in the env's spaces.)
+                self._check(policy_id, raw, [arrivals[k] for k in ks])
             processed = worker.filters[policy_id](
                 worker.preprocessors[policy_id].transform_many(raw), update
             )
@@ -402,6 +389,14 @@ class MultiAgentRunner:
                 assert transition is not None
                 rows = self._rows[transition.policy_id]
                 self._close(rows, i, agent, transition, -1, term, trunc, info)
+
+    def _check(self, policy_id: str, raw: list[Any], arrivals: list[Arrival]) -> None:
+        def owner(k: int) -> tuple[str, str, Any]:
+            i, agent, _, transition, *_ = arrivals[k]
+            call = "reset()" if transition is None and self.episodes[i].length == 0 else "step()"
+            return self._labels[i], call, agent
+
+        check_observations(self.worker.policy_spaces[policy_id][0], raw, owner)
 
     def _queue(self, policy_id: str, keys: list[tuple[int, Any]], obs: Array, rows: Array) -> None:
         waiting = self._to_act.get(policy_id)

@@ -266,12 +266,14 @@ class RolloutWorker(WorkerPolicies):
 
     def sync_filters(self, states: Mapping[str, Mapping[str, Any]]) -> None:
         for pid, state in states.items():
-            self.filters[pid].set_state(dict(state))
+            if pid in self.filters:  # a policy removed meanwhile has none
+                self.filters[pid].set_state(dict(state))
 
     def merge_filter_buffers(self, buffers: Sequence[Mapping[str, Mapping[str, Any]]]) -> None:
         for buffer in buffers:
             for pid, part in buffer.items():
-                self.filters[pid].apply_buffer(dict(part))
+                if pid in self.filters:
+                    self.filters[pid].apply_buffer(dict(part))
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -53,6 +53,8 @@ def decode_setup(data: dict[str, Any], current: PolicySetup) -> PolicySetup:
         entry = data.get(key) or {}
         if "saved" in entry:
             functions.append(decode(entry["saved"], _WHERE, key))
+        elif entry.get("unsaved") == repr(now):
+            functions.append(now)  # the very function the algorithm was built with
         else:
             logger.warning(
                 "the checkpoint's %s (%s) has no import path and was not saved; the restored "
