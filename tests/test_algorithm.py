@@ -324,12 +324,17 @@ def test_settings_the_runtime_cannot_carry_out_are_refused_at_build() -> None:
     config = (
         _ppo_config()
         .rollouts(sample_async=True)
-        .multi_agent(policies={"a", "b"}, policy_mapping_fn=mapping)
+        .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=mapping, replay_mode="lockstep")
     )
     with pytest.raises(ConfigError) as caught:
         config.build()
+    # one error naming every refused setting; policies and their mapping are carried out
+    assert {issue.field for issue in caught.value.issues} == {
+        "sample_async",
+        "multiagent.replay_mode",
+    }
     message = str(caught.value)
-    assert "sample_async=True" in message and "multiagent.policies" in message
+    assert "sample_async=True" in message and "replay_mode='lockstep'" in message
 
 
 def test_a_checkpoint_of_the_earlier_format_is_refused_with_the_reason(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 (top-level, ``model`` and ``multiagent`` keys) is
 
 (a) read by the runtime while it builds, trains, evaluates and saves on the embedded default,
-    or shown to act by a check of its own here (settings of remote workers, images, files); or
+    or shown to act by a check of its own here (settings of remote workers, multi-agent envs,
+    images, files); or
 (b) refused at build with the reason when set to anything but the value the runtime behaves as
     (``runtime.training.unsupported.REFUSED``); or
 (c) one of the few keys no value of changes anything
@@ -30,9 +31,10 @@ import pytest
 import ray
 import torch
 
+import runtime
 import runtime.algorithm
 import runtime.cluster.ray_session
-import runtime.env.rollout_worker
+import runtime.env.worker_policies
 from rlconf import A2CConfig, AlgorithmConfig, ConfigError, PGConfig, PPOConfig
 from rlconf.inert_keys import INERT_MODEL_KEYS
 from rlconf.model_config import ModelConfigDict
@@ -43,9 +45,11 @@ from runtime.algorithms.pg import PG
 from runtime.callbacks import DefaultCallbacks
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
+from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.tanh import Tanh
 from runtime.env.env_registry import env_creator_for
+from runtime.env.multi_agent_env import MultiAgentEnvCopies, MultiAgentEnvError
 from runtime.env.preprocessors import get_preprocessor
 from runtime.env.worker_set import WorkerSet
 from runtime.offline.batch_files import encode_batch
@@ -93,7 +97,10 @@ def _record_reads(monkeypatch: pytest.MonkeyPatch, reads: set[str]) -> None:
         value = original_getitem(self, key)
         if gate["open"]:
             return value
-        reads.add(key)
+        # the runtime reads multiagent keys flat (config["policies"]) or nested
+        nested = self._info().nested["multiagent"]
+        in_multiagent = self._info().section_of_key.get(key) is nested
+        reads.add(f"multiagent.{key}" if in_multiagent else key)
         return _Recording(value, "multiagent.", reads) if key == "multiagent" else value
 
     def refuse(*args: Any) -> None:
@@ -118,7 +125,7 @@ def _record_reads(monkeypatch: pytest.MonkeyPatch, reads: set[str]) -> None:
 
     monkeypatch.setattr(ModelCatalog, "get_model", staticmethod(model))
     monkeypatch.setattr(ModelCatalog, "get_action_dist", staticmethod(action_dist))
-    monkeypatch.setattr(runtime.env.rollout_worker, "get_preprocessor", preprocessor)
+    monkeypatch.setattr(runtime.env.worker_policies, "get_preprocessor", preprocessor)
 
 
 def _tiny(config_class: type[AlgorithmConfig], tmp_path: Path) -> AlgorithmConfig:
@@ -334,6 +341,108 @@ def check_actions_in_input_normalized(tmp_path: Path) -> None:
     assert seen == {False: 0.5, True: 1.0}
 
 
+class _OffSpaceCartPoles(MultiAgentEnvCopies):
+    """Two CartPoles whose reset reports agent 0's cart far outside the observation space."""
+
+    env_source = "CartPole-v1"
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[Any, Any], dict[Any, Any]]:
+        obs, infos = super().reset(seed=seed, options=options)
+        obs[0] = np.array([10.0, 0.0, 0.0, 0.0], np.float32)  # the cart's bound is 4.8
+        return obs, infos
+
+
+def _agent_policy(agent_id: Any, *args: Any, **kwargs: Any) -> str:
+    return f"p{agent_id}"
+
+
+def _zero_observations(*, agent_obs: dict[Any, Any], **kwargs: Any) -> dict[Any, Any]:
+    return {agent: np.zeros_like(ob) for agent, ob in agent_obs.items()}
+
+
+def _multi_agent_sample(
+    config: AlgorithmConfig, env: Any = None, policies: int = 2
+) -> MultiAgentBatch:
+    """One fragment (10 env steps) of the local worker on 2-agent CartPole, agent i acting with
+    policy ``p<i>`` (``p0`` for all agents when ``policies == 1``)."""
+    ids = {f"p{i}" for i in range(policies)}
+    algo = (
+        config.environment(
+            env or runtime.make_multi_agent("CartPole-v1"), env_config={"num_agents": 2}
+        )
+        .rollouts(num_workers=0, rollout_fragment_length=10)
+        .training(model={"fcnet_hiddens": [8]})
+        .multi_agent(policies=ids, policy_mapping_fn=_agent_policy if policies > 1 else _policy_p0)
+        .debugging(seed=0)
+        .build()
+    )
+    try:
+        batch = algo.workers.local_worker().sample()
+    finally:
+        algo.stop()
+    assert isinstance(batch, MultiAgentBatch)
+    return batch
+
+
+def _policy_p0(*args: Any, **kwargs: Any) -> str:
+    return "p0"
+
+
+def check_observation_fn() -> None:
+    plain = _multi_agent_sample(PGConfig())
+    zeroed = _multi_agent_sample(PGConfig().multi_agent(observation_fn=_zero_observations))
+    for policy_id in ("p0", "p1"):
+        assert np.abs(plain[policy_id]["obs"]).sum() > 0
+        assert len(zeroed[policy_id]) > 0 and not zeroed[policy_id]["obs"].any()
+
+
+def check_disable_env_checking() -> None:
+    with pytest.raises(MultiAgentEnvError, match=r"reset\(\) returned obs\[0\].*outside"):
+        _multi_agent_sample(PGConfig(), _OffSpaceCartPoles)
+    batch = _multi_agent_sample(
+        PGConfig().environment(disable_env_checking=True), _OffSpaceCartPoles
+    )
+    assert 10.0 in batch["p0"]["obs"][:, 0]
+
+
+def check_count_steps_by() -> None:
+    # a fragment of 10: 10 env steps (20 agent steps) or 10 agent steps (5 env steps)
+    by_env = _multi_agent_sample(PGConfig(), policies=1)
+    by_agent = _multi_agent_sample(PGConfig().multi_agent(count_steps_by="agent_steps"), policies=1)
+    assert (by_env.env_steps(), by_env.agent_steps()) == (10, 20)
+    assert (by_agent.env_steps(), by_agent.agent_steps()) == (5, 10)
+
+
+def check_policy_map_capacity_and_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "policy_cache"
+    config = PGConfig().multi_agent(policy_map_capacity=1, policy_map_cache=str(cache))
+    batch = _multi_agent_sample(config)
+    assert set(batch.policy_batches) == {"p0", "p1"}  # both act, one at a time in memory
+    algo = (
+        PGConfig()
+        .environment(runtime.make_multi_agent("CartPole-v1"), env_config={"num_agents": 2})
+        .rollouts(num_workers=0)
+        .multi_agent(
+            policies={"p0", "p1"},
+            policy_mapping_fn=_agent_policy,
+            policy_map_capacity=1,
+            policy_map_cache=str(cache),
+        )
+        .build()
+    )
+    try:
+        policy_map = algo.workers.local_worker().policy_map
+        assert len(policy_map.in_memory()) == 1 and len(policy_map) == 2
+        evicted = next(pid for pid in policy_map if policy_map.is_cached(pid))
+        assert any(cache.rglob("*"))  # the evicted policy is stored in the cache folder
+        policy_map[evicted]  # reloaded from it
+        assert policy_map.in_memory() == [evicted]
+    finally:
+        algo.stop()
+
+
 def _existing_test(node_id: str, key: str) -> Callable[[], None]:
     """A check that a test needing a Ray cluster exists and sets ``key``."""
 
@@ -374,6 +483,11 @@ TARGETED: dict[str, Callable[..., None]] = {
     "model.post_fcnet_activation": check_image_model_settings,
     "model.custom_model_config": check_custom_model_config,
     "actions_in_input_normalized": check_actions_in_input_normalized,
+    "multiagent.observation_fn": check_observation_fn,
+    "disable_env_checking": check_disable_env_checking,
+    "multiagent.count_steps_by": check_count_steps_by,
+    "multiagent.policy_map_capacity": check_policy_map_capacity_and_cache,
+    "multiagent.policy_map_cache": check_policy_map_capacity_and_cache,
 }
 
 
@@ -420,8 +534,8 @@ def test_no_effect_keys_are_never_read_and_say_so(reads: dict[str, set[str]]) ->
 
 def _description(config_class: type[AlgorithmConfig], key: str) -> str:
     head, _, rest = key.partition(".")
-    if head == "multiagent":
-        return config_class._sections["multi_agent"].doc
+    if head == "multiagent":  # the field's own description (MultiAgentArgs)
+        return config_class._info().section_of_key[rest].description(rest)
     if head == "model":
         hint = typing.get_type_hints(ModelConfigDict, include_extras=True)[rest]
         return " ".join(str(getattr(meta, "description", "")) for meta in hint.__metadata__)
@@ -445,10 +559,6 @@ def _refused_keys() -> list[tuple[str, str]]:
     return found
 
 
-def _policy_fn(*args: Any, **kwargs: Any) -> Any:
-    return "default_policy"
-
-
 #: A value other than the one the runtime behaves as, where flipping or adding 1 won't do.
 OTHER_VALUE: dict[str, Any] = {
     "record_env": "/tmp/videos",
@@ -456,18 +566,13 @@ OTHER_VALUE: dict[str, Any] = {
     "input_config": {"format": "json"},
     "input_evaluation": ["is"],
     "remote_env_batch_wait_ms": 5.0,
-    "multiagent.policies": ["default_policy", "other"],
-    "multiagent.policy_map_cache": "/tmp/policies",
-    "multiagent.policy_mapping_fn": _policy_fn,
-    "multiagent.policies_to_train": _policy_fn,
-    "multiagent.observation_fn": _policy_fn,
     "multiagent.replay_mode": "lockstep",
-    "multiagent.count_steps_by": "agent_steps",
 }
 
 
 def test_every_refused_key_exists_and_has_a_reason() -> None:
     assert {key for _, key in _refused_keys()} == set(REFUSED)
+    assert set(OTHER_VALUE) <= set(REFUSED), "OTHER_VALUE holds keys that are not refused"
     assert all(why for _, why in REFUSED.values())
 
 

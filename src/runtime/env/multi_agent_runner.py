@@ -110,6 +110,8 @@ class MultiAgentRunner:
         self._recent: dict[int, MultiAgentEpisode] = {}
         #: complete_episodes: per policy, the rows of episodes still running.
         self._carried: dict[str, dict[str, Array]] = {}
+        #: Episodes cut off by a policy's removal (never finished: their rows are dropped).
+        self._dropped: set[int] = set()
         self.perf: dict[str, float] = defaultdict(float)
         self.perf_steps = 0
 
@@ -119,6 +121,41 @@ class MultiAgentRunner:
     def policies_changed(self) -> None:
         """Forget what was derived from the policies (called after add/remove policy)."""
         self._action_fns.clear()
+
+    def policy_removed(self, policy_id: str) -> None:
+        """Drop a removed policy's rows, and restart the sub-envs whose running episode maps an
+        agent to it (those episodes can't go on; they are not reported): their other agents'
+        open transitions end truncated there, and their first observations of the new episode
+        wait for actions."""
+        self.policies_changed()
+        self._rows.pop(policy_id, None)
+        self._carried.pop(policy_id, None)
+        self._to_act.pop(policy_id, None)
+        if not self._started:
+            return
+        hit = {
+            i
+            for i, episode in enumerate(self.episodes)
+            if policy_id in episode._agent_to_policy.values()
+        }
+        if not hit:
+            return
+        for waiting_id, (keys, obs, rows) in list(self._to_act.items()):
+            keep = np.fromiter((i not in hit for i, _ in keys), dtype=bool, count=len(keys))
+            if not keep.all():
+                kept_keys = [key for key, k in zip(keys, keep, strict=True) if k]
+                self._to_act[waiting_id] = (kept_keys, obs[keep], rows[keep])
+        record = not self.config["in_evaluation"]
+        arrivals: list[Arrival] = []
+        for i in sorted(hit):
+            self._dropped.add(self.episodes[i].episode_id)
+            for agent, transition in self._open[i].items():
+                if record and not self.complete_episodes and transition.policy_id != policy_id:
+                    owner = self._rows[transition.policy_id]
+                    self._close(owner, i, agent, transition, -1, False, True, None)
+            self._open[i] = {}
+            arrivals.extend(self._reset_arrivals(i, first=False))
+        self._take_arrivals(arrivals, update=record, record=record)
 
     # ------------------------------------------------------------------ episodes
 
@@ -534,8 +571,9 @@ class MultiAgentRunner:
             order = np.lexsort((columns[SB.T], columns[AGENT_INDEX], columns[SB.EPS_ID]))
             columns = {k: v[order] for k, v in columns.items()}
         done = np.isin(columns[SB.EPS_ID], list(self._finished_ids))
-        if not done.all():
-            self._carried[policy_id] = {k: v[~done] for k, v in columns.items()}
+        running = ~done & ~np.isin(columns[SB.EPS_ID], list(self._dropped))
+        if running.any():
+            self._carried[policy_id] = {k: v[running] for k, v in columns.items()}
         return {k: v[done] for k, v in columns.items()}
 
     def _postprocess(self, policy_id: str, columns: dict[str, Array]) -> SampleBatch:

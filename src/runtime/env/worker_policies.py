@@ -206,7 +206,7 @@ class WorkerPolicies:
         if policies_to_train is not None:
             self.policies_to_train = policies_to_train
         if isinstance(self.runner, MultiAgentRunner):
-            self.runner.policies_changed()
+            self.runner.policy_removed(policy_id)
 
     def infer_policy_spaces(
         self, policy_id: str, spec: PolicySpec, mapping_fn: Callable[..., str] | None = None

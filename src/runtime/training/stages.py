@@ -65,6 +65,9 @@ class TrainingStages(Trainable):
             self._pending_episodes.extend(local.get_metrics())
             return [MultiAgentBatch.wrap(batch)]
         results = workers.call_remote(_sample_remote)
+        if not results and workers.num_healthy_workers() > 0:
+            # Every worker failed in this round and was recreated: sample from the new ones.
+            results = workers.call_remote(_sample_remote)
         if not results:
             raise RuntimeError(
                 "all remote rollout workers have failed; none is left to sample from"
