@@ -360,12 +360,16 @@ class MultiAgentRunner:
                 episode._agent_actions.update(action_dict)
                 episode._agent_rewards_last.update(rewards)
                 self._hook("on_episode_step", episode=episode, env_index=i)
+        # The ended episodes' last transitions close in their own episode, before the reset.
+        self._take_arrivals(arrivals, update, record)
         for i in ended:
             self._finish_episode(i)
+        resets: list[Arrival] = []
         for i in ended:
             if restart is None or i in restart:
-                arrivals.extend(self._reset_arrivals(i, first=False))
-        self._take_arrivals(arrivals, update, record)
+                resets.extend(self._reset_arrivals(i, first=False))
+        if resets:
+            self._take_arrivals(resets, update, record)
         perf = self.perf
         perf["inference"] += t1 - t0
         perf["env_wait"] += env_wait

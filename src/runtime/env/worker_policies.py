@@ -226,10 +226,12 @@ class WorkerPolicies:
     def set_policy_setup(self, setup: PolicySetup) -> None:
         """Add the policies of ``setup`` this worker lacks and remove those it has not; take its
         mapping function and policies to train. Weights come with the next weight sync."""
-        for policy_id in [p for p in self.policy_specs if p not in setup.policies]:
-            self.remove_policy(policy_id)
+        # The mapping first: removing a policy restarts the episodes that used it, and their
+        # agents must map to the policies of the setup.
+        self.policy_mapping_fn = setup.mapping_fn
+        self.policies_to_train = setup.policies_to_train
         for policy_id, (spec, spaces) in setup.policies.items():
             if policy_id not in self.policy_specs:
                 self.add_policy(policy_id, spec, spaces=spaces)
-        self.policy_mapping_fn = setup.mapping_fn
-        self.policies_to_train = setup.policies_to_train
+        for policy_id in [p for p in self.policy_specs if p not in setup.policies]:
+            self.remove_policy(policy_id)
