@@ -230,8 +230,7 @@ def test_an_added_policy_reaches_every_worker_trains_and_is_removed_from_every_w
             _assert_same_weights(weights["added"], p1_state["weights"])
         result = algo.train()
         assert set(result["info"]["learner"]) == {"p0", "added"}
-        # (training results are smoothed over earlier episodes, which had p1: evaluation's not)
-        assert {"p0", "added"} <= set(result["policy_reward_mean"])
+        # (no training episode with "added" need have finished yet; evaluation runs new ones)
         assert set(result["evaluation"]["policy_reward_mean"]) == {"p0", "added"}
         # trained, and its new weights were sent to every worker
         local = algo.get_weights(["added"])["added"]
