@@ -65,6 +65,11 @@ class ScriptedEnv(MultiAgentEnv):
         if config.get("per_agent_spaces"):
             self.observation_spaces = {agent: OBS_SPACE for agent in self.script}
             self.action_spaces = {agent: ACTION_SPACE for agent in self.script}
+            if config["per_agent_spaces"] == "distinct":
+                # No space common to all agents: a policy no agent maps to gets none.
+                self.action_spaces = {
+                    agent: gym.spaces.Discrete(2 + k) for k, agent in enumerate(self.script)
+                }
         else:
             self.observation_space = OBS_SPACE
             self.action_space = ACTION_SPACE

@@ -348,7 +348,7 @@ def test_policies_to_train_naming_a_non_policy_fails_at_validate() -> None:
 def test_spaces_that_cant_be_inferred_fail_at_build_naming_the_policy() -> None:
     config = _ppo(
         ScriptedEnv,
-        env_config={"per_agent_spaces": True},
+        env_config={"per_agent_spaces": "distinct"},
         mapping=map_scripted,
         policies={"p0": PolicySpec(), "p1": PolicySpec(), "lonely": PolicySpec()},
     )

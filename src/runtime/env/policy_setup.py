@@ -85,6 +85,8 @@ def infer_spaces(
         act_space = getattr(env, "action_space", None)
         if isinstance(obs_space, gym.Space) and isinstance(act_space, gym.Space):
             shared = (obs_space, act_space)
+        elif isinstance(env, MultiAgentEnv):
+            shared = _common_spaces(env)
     out: dict[str, Spaces] = {}
     for policy_id, spec in specs.items():
         found = (given or {}).get(policy_id) or by_agents.get(policy_id) or shared
@@ -95,10 +97,29 @@ def infer_spaces(
                 f"policy {policy_id!r}: its observation and action spaces can't be inferred "
                 "(the env has no shared spaces and the policy_mapping_fn maps none of its "
                 f"agents {list(env.get_agent_ids()) if isinstance(env, MultiAgentEnv) else []} "
-                "to it); give them in its PolicySpec(observation_space=..., action_space=...)"
+                "to it, and its agents' spaces differ); give them in its PolicySpec("
+                "observation_space=..., action_space=...) or to add_policy(observation_space=..., "
+                "action_space=...)"
             )
         out[policy_id] = (obs_space, act_space)
     return out
+
+
+def _common_spaces(env: MultiAgentEnv) -> Spaces | None:
+    """The spaces every agent of ``env`` has, when they all have the same ones (a league
+    snapshot no agent is mapped to yet gets them)."""
+    agents = list(env.get_agent_ids())
+    if not agents:
+        return None
+    try:
+        first = (env.get_observation_space(agents[0]), env.get_action_space(agents[0]))
+        same = all(
+            env.get_observation_space(a) == first[0] and env.get_action_space(a) == first[1]
+            for a in agents[1:]
+        )
+    except ValueError:
+        return None
+    return first if same else None
 
 
 def builder_for(spec: PolicySpec, default: PolicyBuilder) -> PolicyBuilder:
