@@ -666,3 +666,53 @@ def test_mapping_errors_name_the_agent_even_at_reset() -> None:
             algo.workers.local_worker().sample()
         finally:
             algo.stop()
+
+
+# ------------------------------------------------------------------ single-agent envs
+
+
+class _FarResetCartPole(gym.Wrapper[Any, Any, Any, Any]):
+    """CartPole whose reset puts the cart far outside the observation space's bounds."""
+
+    def __init__(self, config: Any = None) -> None:
+        super().__init__(gym.make("CartPole-v1"))
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        obs[0] = 100.0
+        return obs, info
+
+
+def _single_agent(env: Any, **environment: Any) -> PPOConfig:
+    return (
+        PPOConfig()
+        .environment(env, **environment)
+        .rollouts(num_workers=0, rollout_fragment_length=10)
+        .training(train_batch_size=20, sgd_minibatch_size=10, num_sgd_iter=1)
+    )
+
+
+def test_a_single_agent_reset_observation_outside_its_space_is_an_error_unless_disabled() -> None:
+    checked = _single_agent(_FarResetCartPole).build()
+    try:
+        with pytest.raises(ValueError, match=r"reset\(\) returned obs.*outside"):
+            checked.workers.local_worker().sample()
+    finally:
+        checked.stop()
+    algo = _single_agent(_FarResetCartPole, disable_env_checking=True).build()
+    try:
+        batch = algo.workers.local_worker().sample()
+        assert batch["obs"][0][0] == 100.0
+    finally:
+        algo.stop()
+
+
+@pytest.mark.parametrize("key", ["policy_mapping_fn", "observation_fn"])
+def test_multi_agent_functions_are_refused_for_a_single_agent_env(key: str) -> None:
+    config = _single_agent("CartPole-v1")
+    if key == "policy_mapping_fn":
+        config.multi_agent(policy_mapping_fn=map_by_index)
+    else:
+        config.multi_agent(observation_fn=map_by_index)
+    with pytest.raises(ConfigError, match=rf"multiagent\.{key}.*single-agent env"):
+        config.build()

@@ -51,9 +51,9 @@ class EnvironmentArgs(TypedDict, total=False):
     disable_env_checking: Annotated[
         bool,
         Field(
-            description="Skip the checks of what a multi-agent env returns (dict structure, "
-            "'__all__', rewards of agents that acted, observations in their spaces) on every "
-            "step."
+            description="Skip the checks of what the env returns: for a multi-agent env every "
+            "step's dicts ('__all__', rewards of agents that acted, observations in their "
+            "spaces); for a single-agent env each reset observation in its space."
         ),
     ]
 

@@ -37,6 +37,7 @@ from runtime.env.episode import EpisodeMetrics
 from runtime.env.evaluation_runner import split_evenly
 from runtime.env.multi_agent_checks import check_observations, check_reset, check_step
 from runtime.env.multi_agent_episode import MultiAgentEpisode
+from runtime.env.runner_metrics import RunnerMetrics
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -65,7 +66,7 @@ class _Open:
 Arrival = tuple[int, Any, Any, "_Open | None", bool, bool, Any, str]
 
 
-class MultiAgentRunner:
+class MultiAgentRunner(RunnerMetrics):
     def __init__(
         self,
         worker: RolloutWorker,
@@ -73,6 +74,7 @@ class MultiAgentRunner:
         config: AlgorithmConfig,
         callbacks: DefaultCallbacks,
     ) -> None:
+        super().__init__()
         self.worker = worker
         self.envs = envs
         self.num_envs = len(envs)
@@ -90,6 +92,7 @@ class MultiAgentRunner:
         self._clip = bool(config["clip_actions"])
         self._reward_clip = reward_clipper(config.get("clip_rewards"))
         self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
+        self._step_hook = "on_episode_step" in self._overridden
         self._postprocess_hook = overrides(callbacks, "on_postprocess_trajectory")
         self._labels = [type(getattr(env, "unwrapped", env)).__name__ for env in envs]
         self._next_episode = 0
@@ -104,7 +107,6 @@ class MultiAgentRunner:
         self._started = False
         self._action_fns: dict[str, Any] = {}
         self.agent_index: dict[Any, int] = {}
-        self.finished: list[EpisodeMetrics] = []
         #: Episodes finished in this fragment: id -> (env steps, agent steps).
         self._finished_ids: dict[int, tuple[int, int]] = {}
         self._recent: dict[int, MultiAgentEpisode] = {}
@@ -112,8 +114,6 @@ class MultiAgentRunner:
         self._carried: dict[str, dict[str, Array]] = {}
         #: Episodes cut off by a policy's removal (never finished: their rows are dropped).
         self._dropped: set[int] = set()
-        self.perf: dict[str, float] = defaultdict(float)
-        self.perf_steps = 0
 
     def get_sub_environments(self) -> list[Any]:
         return self.envs
@@ -271,15 +271,16 @@ class MultiAgentRunner:
             )
             env_actions = self._action_fn(policy_id)(actions)
             acted += len(keys)
-            if record:
-                first = self._rows[policy_id].add_actions(obs_rows, {SB.ACTIONS: actions, **extra})
-                for j, (i, agent) in enumerate(keys):
-                    actions_by_env[i][agent] = env_actions[j]
-                    self._open[i][agent] = _Open(policy_id, first + j)
-            else:
-                for j, (i, agent) in enumerate(keys):
-                    actions_by_env[i][agent] = env_actions[j]
-                    self._open[i][agent] = _Open(policy_id, -1)
+            # Without rows (evaluation) a transition has no action row: -1.
+            first = (
+                self._rows[policy_id].add_actions(obs_rows, {SB.ACTIONS: actions, **extra})
+                if record
+                else -1
+            )
+            step = 1 if record else 0
+            for j, (i, agent) in enumerate(keys):
+                actions_by_env[i][agent] = env_actions[j]
+                self._open[i][agent] = _Open(policy_id, first + step * j)
         return actions_by_env, acted
 
     def _step(
@@ -377,10 +378,6 @@ class MultiAgentRunner:
         self.perf_steps += 1
         return agent_steps, ended
 
-    @property
-    def _step_hook(self) -> bool:
-        return "on_episode_step" in self._overridden
-
     def _reset_arrivals(self, index: int, first: bool) -> list[Arrival]:
         obs = self._reset(index, first)
         episode = self.episodes[index]
@@ -401,8 +398,6 @@ class MultiAgentRunner:
                 by_policy[arrival[7]].append(k)
         worker = self.worker
         for policy_id, ks in by_policy.items():
-            if policy_id not in worker.policy_map:
-                raise ValueError(self._unknown_policy(arrivals[ks[0]][1], policy_id))
             raw = [arrivals[k][2] for k in ks]
             if self.checking and self.observation_fn is None:
                 # (With an observation_fn the observations need not be in the env's spaces.)
@@ -480,13 +475,6 @@ class MultiAgentRunner:
             t,
         )
 
-    def _unknown_policy(self, agent: Any, policy_id: Any) -> str:
-        known = ", ".join(map(repr, self.worker.policy_map))
-        return (
-            f"policy_mapping_fn mapped agent {agent!r} to policy {policy_id!r}, which is not a "
-            f"policy of this worker; policies: {known}"
-        )
-
     def _start(self) -> None:
         arrivals: list[Arrival] = []
         start = time.perf_counter()
@@ -552,19 +540,23 @@ class MultiAgentRunner:
                 if len(columns[SB.OBS]) == 0:
                     continue
             batches[policy_id] = self._postprocess(policy_id, columns)
-        self._carried = {k: v for k, v in self._carried.items() if k in self.worker.policy_map}
         return MultiAgentBatch(batches, env_steps)
 
     def _carry_open(self, old_rows: dict[str, PolicyRows]) -> None:
         """Open transitions (an agent that acted and waits for its next observation) keep their
         action rows in the next fragment."""
+        by_policy: dict[str, list[_Open]] = defaultdict(list)
         for open_ in self._open:
             for transition in open_.values():
-                rows = old_rows[transition.policy_id]
-                obs, acts = rows.action_rows(np.asarray([transition.g]))
-                new = self._rows[transition.policy_id]
-                h = new.add_obs(obs)
-                transition.g = new.add_actions(np.asarray([h]), acts)
+                by_policy[transition.policy_id].append(transition)
+        for policy_id, transitions in by_policy.items():
+            g = np.asarray([t.g for t in transitions], dtype=np.int64)
+            obs, acts = old_rows[policy_id].action_rows(g)
+            new = self._rows[policy_id]
+            first_h = new.add_obs(obs)
+            first_g = new.add_actions(np.arange(first_h, first_h + len(g)), acts)
+            for k, transition in enumerate(transitions):
+                transition.g = first_g + k
 
     def _keep_finished(self, policy_id: str, columns: dict[str, Array]) -> dict[str, Array]:
         """complete_episodes: the rows of finished episodes, with those carried from earlier
@@ -661,19 +653,6 @@ class MultiAgentRunner:
                         stopping.add(i)
                 active = [i for i in active if i not in stopping]
         return self.pop_metrics(), steps
-
-    # ------------------------------------------------------------------ metrics
-
-    def pop_metrics(self) -> list[EpisodeMetrics]:
-        out, self.finished = self.finished, []
-        return out
-
-    def pop_perf(self) -> dict[str, float]:
-        steps = max(1, self.perf_steps)
-        out = {f"mean_{k}_ms": 1000.0 * v / steps for k, v in self.perf.items()}
-        self.perf = defaultdict(float)
-        self.perf_steps = 0
-        return out
 
 
 def _batched_values(policy: Any) -> bool:

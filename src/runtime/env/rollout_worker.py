@@ -41,7 +41,7 @@ from runtime.env.policy_setup import (
 from runtime.env.preprocessors import Preprocessor
 from runtime.env.worker_policies import WorkerPolicies
 from runtime.offline.batch_files import BatchWriter
-from runtime.training.unsupported import refuse_for_multi_agent
+from runtime.training.unsupported import refuse_for_multi_agent, refuse_for_single_agent
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -109,6 +109,8 @@ class RolloutWorker(WorkerPolicies):
             )
         if self.multi_agent:
             refuse_for_multi_agent(config, f"{type(self).__name__} {worker_index}")
+        elif self.envs:
+            refuse_for_single_agent(config, f"{type(self).__name__} {worker_index}")
         self.policy_mapping_fn: Callable[..., str] = mapping_fn_of(config)
         self.policies_to_train: ToTrain = config["policies_to_train"]
         self.policy_specs: dict[str, PolicySpec] = configured_policies(config)

@@ -19,10 +19,10 @@
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
@@ -31,7 +31,9 @@ from runtime.core.policy import TorchPolicy
 from runtime.env.action_processing import action_processor
 from runtime.env.episode import Episode, EpisodeMetrics
 from runtime.env.filters import ObservationFilter
+from runtime.env.multi_agent_checks import check_observations
 from runtime.env.preprocessors import Preprocessor
+from runtime.env.runner_metrics import RunnerMetrics
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -56,7 +58,7 @@ class Step(NamedTuple):
     stepped_at: float  #: ``time.perf_counter()`` when the envs had stepped (for ``_count_step``)
 
 
-class StepLoop:
+class StepLoop(RunnerMetrics):
     """A worker's sub-envs and their episodes, stepped by ``_step_envs``."""
 
     def __init__(
@@ -69,6 +71,7 @@ class StepLoop:
         config: AlgorithmConfig,
         callbacks: DefaultCallbacks,
     ) -> None:
+        super().__init__()
         self.worker = worker
         self.envs = envs
         self.policy = policy
@@ -80,6 +83,11 @@ class StepLoop:
         self.horizon = config.get("horizon")
         self.seed = config.get("seed")
         self.action_space = policy.action_space
+        #: The space reset observations are checked against (None: not checked).
+        self._obs_space: gym.Space[Any] | None = None
+        if envs and not config.get("disable_env_checking", False):
+            space = envs[0].observation_space
+            self._obs_space = space if isinstance(space, gym.Space) else None
         self._action_fn = action_processor(
             self.action_space, bool(config["normalize_actions"]), bool(config["clip_actions"])
         )
@@ -92,10 +100,7 @@ class StepLoop:
         self.eps_ids = np.zeros(self.num_envs, dtype=np.int64)
         self.ep_len = np.zeros(self.num_envs, dtype=np.int64)
         self.ep_ret = np.zeros(self.num_envs, dtype=np.float64)
-        self.finished: list[EpisodeMetrics] = []
         self._recent: dict[int, Episode] = {}
-        self.perf: dict[str, float] = defaultdict(float)
-        self.perf_steps = 0
 
     def get_sub_environments(self) -> list[Any]:
         return self.envs
@@ -231,6 +236,10 @@ class StepLoop:
         if first and self.seed is not None:
             seed = int(self.seed) + 1000 * self.worker.worker_index + index
         obs, info = self.envs[index].reset(seed=seed)
+        if self._obs_space is not None:
+            # (A per-step check would cost the sampling loop; one per episode is cheap.)
+            label = type(getattr(self.envs[index], "unwrapped", self.envs[index])).__name__
+            check_observations(self._obs_space, [obs], lambda _: (label, "reset()", 0))
         if seed is not None:
             self.envs[index].action_space.seed(seed)
         episode._last_obs, episode._last_info = obs, info
@@ -261,16 +270,3 @@ class StepLoop:
             )
         )
         return episode.length
-
-    # ------------------------------------------------------------------ metrics
-
-    def pop_metrics(self) -> list[EpisodeMetrics]:
-        out, self.finished = self.finished, []
-        return out
-
-    def pop_perf(self) -> dict[str, float]:
-        steps = max(1, self.perf_steps)
-        out = {f"mean_{k}_ms": 1000.0 * v / steps for k, v in self.perf.items()}
-        self.perf = defaultdict(float)
-        self.perf_steps = 0
-        return out

@@ -159,5 +159,30 @@ def refuse_for_multi_agent(config: AlgorithmConfig, name: str) -> None:
         raise ConfigError(name, issues)
 
 
+#: Multi-agent settings a single-agent env has nothing to act on: key -> why.
+REFUSED_SINGLE_AGENT: dict[str, str] = {
+    "policy_mapping_fn": "a single-agent env's one agent always acts with 'default_policy'",
+    "observation_fn": "it rewrites the observation dicts of a MultiAgentEnv",
+}
+
+
+def refuse_for_single_agent(config: AlgorithmConfig, name: str) -> None:
+    """Raise one ConfigError naming the multi-agent settings given for a single-agent env."""
+    issues = [
+        FieldIssue(
+            f"multiagent.{key}",
+            f"has no effect with a single-agent env: {why}; use a runtime.MultiAgentEnv "
+            "(e.g. runtime.make_multi_agent(...))",
+            config[key],
+            True,
+            "None",
+        )
+        for key, why in REFUSED_SINGLE_AGENT.items()
+        if config[key] is not None
+    ]
+    if issues:
+        raise ConfigError(name, issues)
+
+
 def _is_str_list(value: Any) -> bool:
     return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
