@@ -17,6 +17,8 @@ ROOT = str(Path(__file__).resolve().parents[1])
 def local_ray(num_gpus: int = 0) -> Iterator[None]:
     """2 logical CPUs (and ``num_gpus`` logical GPUs), no dashboard, quiet logs."""
     ray.init(
+        # A new Ray, never the last cluster started on this machine (a test's or a user's).
+        address="local",
         num_cpus=2,
         num_gpus=num_gpus,
         include_dashboard=False,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import jsonschema
@@ -12,6 +13,7 @@ from rlconf import ConfigError
 from rlconf.cli import main
 from rlconf.experiment import load_experiments
 from rlconf.registry import get_config_class
+from rlconf.search_space import is_grid_search
 
 TUNED = sorted((Path(__file__).resolve().parents[1] / "examples" / "tuned").glob("*.yaml"))
 
@@ -24,7 +26,11 @@ def test_there_are_tuned_examples() -> None:
 def test_tuned_examples_match_the_json_schema_and_load(path: Path) -> None:
     for name, spec in yaml.safe_load(path.read_text()).items():
         instance = {**spec.get("config", {}), "env": spec["env"]}
-        jsonschema.validate(instance, get_config_class(spec["run"]).json_schema())
+        # The schema describes one run; a sweep's grid must hold values it allows.
+        grids = {k: v["grid_search"] for k, v in instance.items() if is_grid_search(v)}
+        for values in itertools.product(*grids.values()):
+            point = {**instance, **dict(zip(grids, values, strict=True))}
+            jsonschema.validate(point, get_config_class(spec["run"]).json_schema())
         (experiment,) = [e for e in load_experiments(path) if e.name == name]
         assert experiment.config["env"] == spec["env"]
         assert experiment.stop == spec["stop"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,11 @@ from typing import Any
 from rlconf.errors import ConfigError
 from rlconf.experiment import Overrides, load_experiments, make_experiment
 from rlconf.registry import get_config_class, list_algorithms
+from rlconf.sweep_run import DEFAULT_METRIC
 from rlconf.user_code import import_user_code
+
+#: The environment variable Ray reads the cluster address from.
+ADDRESS_ENV = "RAY_ADDRESS"
 
 _TRAIN_DESCRIPTION = """\
 Train one algorithm (--run, --env, --config) or every experiment of a YAML file (-f), until a
@@ -28,6 +33,12 @@ did-you-mean over gymnasium's ids and the registered names) and the stop keys (w
 did-you-mean over the result keys). With -f, each flag given applies to every experiment in the
 file: --config over its config key by key, --stop merged over its stop criteria, the other flags
 replacing its values. Every mistake of every experiment is reported at once (exit code 2).
+
+An experiment whose config holds search spaces ({"grid_search": [...]}) or that sets num_samples
+runs as a Ray Tune sweep: trials run side by side as resources allow, a table shows each trial's
+iteration, steps, reward and status, each trial's results folder is made under
+<local_dir>/<experiment name>/, and the best trial by --metric/--mode is printed at the end.
+Without search spaces an experiment runs in this process (Ray starts only for remote workers).
 """
 
 
@@ -67,12 +78,17 @@ def _overrides(args: argparse.Namespace) -> Overrides:
         local_dir=args.local_dir,
         checkpoint_freq=args.checkpoint_freq,
         checkpoint_at_end=args.checkpoint_at_end,
+        num_samples=args.num_samples,
     )
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    from rlconf.sweep_command import run_sweep_experiment
     from rlconf.train_command import run_train
 
+    if args.address is not None:
+        # Read by every path that starts Ray (remote workers, sweeps), as Ray itself reads it.
+        os.environ[ADDRESS_ENV] = args.address
     if args.file is not None:
         if args.run is not None:
             raise ConfigError.single(
@@ -88,11 +104,45 @@ def _cmd_train(args: argparse.Namespace) -> int:
             make_experiment(args.run, {"run": args.run}, _overrides(args), where="rlconf train")
         ]
     log_level = {0: None, 1: "INFO"}.get(args.verbose, "DEBUG")
+    _refuse_sweep_flags_without_sweep(args, experiments)
     for experiment in experiments:
-        code = run_train(experiment, quiet=args.quiet, log_level=log_level)
+        if experiment.is_sweep:
+            code = run_sweep_experiment(
+                experiment,
+                metric=args.metric or DEFAULT_METRIC,
+                mode=args.mode or "max",
+                max_concurrent=args.max_concurrent,
+                name=experiment.name if args.file is not None else None,
+                quiet=args.quiet,
+                log_level=log_level,
+            )
+        else:
+            code = run_train(experiment, quiet=args.quiet, log_level=log_level)
         if code != 0:
             return code
     return 0
+
+
+def _refuse_sweep_flags_without_sweep(args: argparse.Namespace, experiments: list[Any]) -> None:
+    if any(e.is_sweep for e in experiments):
+        return
+    given = [
+        flag
+        for flag, value in (
+            ("--metric", args.metric),
+            ("--mode", args.mode),
+            ("--max-concurrent", args.max_concurrent),
+        )
+        if value is not None
+    ]
+    if given:
+        raise ConfigError.single(
+            "rlconf train",
+            given[0],
+            "applies to sweeps only, and no experiment is one (no search space in its config, "
+            "no num_samples)",
+            allowed="a config with {grid_search: [...]} values, or --num-samples N",
+        )
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -193,6 +243,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--local-dir",
         help="folder the results directory <ALGO>_<ENV>_<timestamp> is made in "
         "(default: $RLCONF_RESULTS_DIR or ~/rlconf_results); replaces the file's",
+    )
+    train.add_argument(
+        "--num-samples",
+        type=int,
+        help="run as a Tune sweep with this many trials per grid point / sample of the config's "
+        "search spaces; replaces the file's num_samples",
+    )
+    train.add_argument(
+        "--metric",
+        help="sweeps: the result key that picks the best trial (default episode_reward_mean)",
+    )
+    train.add_argument(
+        "--mode",
+        choices=["max", "min"],
+        help="sweeps: whether the best trial has the highest or lowest --metric (default max)",
+    )
+    train.add_argument(
+        "--max-concurrent",
+        type=int,
+        help="sweeps: run at most this many trials at once (default: as resources allow)",
+    )
+    train.add_argument(
+        "--address",
+        help="connect to this Ray cluster (auto, or <head ip>:6379) instead of starting Ray on "
+        "this machine; same as setting RAY_ADDRESS",
     )
     train.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     train.add_argument(

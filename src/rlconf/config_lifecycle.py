@@ -30,6 +30,7 @@ class ConfigLifecycle(ConfigChecks):
         ``env`` overrides the configured env.
         """
         from rlconf.registry import get_algorithm_class
+        from rlconf.unresolved_spaces import refuse_search_spaces
 
         if self.algo_name is None:
             raise ConfigError.single(
@@ -38,6 +39,7 @@ class ConfigLifecycle(ConfigChecks):
                 "is not set: a plain AlgorithmConfig has no algorithm to build",
                 allowed="an algorithm's config class, e.g. PPOConfig, PGConfig, A2CConfig",
             )
+        refuse_search_spaces(self, f"{type(self).__name__}.build()")
         return get_algorithm_class(self.algo_name)(config=self, env=env)
 
     @property

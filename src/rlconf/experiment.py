@@ -26,6 +26,7 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.env_ids import env_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.registry import get_config_class
+from rlconf.search_space import search_space_paths
 from rlconf.stop_criteria import stop_issues
 
 #: Keys of one experiment in a YAML file, and what each holds.
@@ -37,6 +38,8 @@ EXPERIMENT_KEYS = {
     "checkpoint_freq": "save a checkpoint every N iterations",
     "checkpoint_at_end": "save a checkpoint when done",
     "local_dir": "the folder the results directory is made in",
+    "num_samples": "run as a Tune sweep: trials per grid point or per sample of the search "
+    "spaces in config",
 }
 
 
@@ -49,6 +52,15 @@ class Experiment:
     checkpoint_freq: int = 0
     checkpoint_at_end: bool = False
     local_dir: str | None = None
+    #: Set (in the file or by ``--num-samples``) to run as a Tune sweep even without search
+    #: spaces.
+    num_samples: int | None = None
+
+    @property
+    def is_sweep(self) -> bool:
+        """Whether this experiment runs as a Tune experiment: it sets ``num_samples`` or its
+        config holds search spaces."""
+        return self.num_samples is not None or bool(search_space_paths(self.config.to_dict()))
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,7 @@ class Overrides:
     local_dir: str | None = None
     checkpoint_freq: int | None = None
     checkpoint_at_end: bool | None = None
+    num_samples: int | None = None
 
 
 def make_experiment(
@@ -134,6 +147,12 @@ def make_experiment(
     checkpoint_at_end = bool(spec.get("checkpoint_at_end", False))
     if flags.checkpoint_at_end is not None:
         checkpoint_at_end = flags.checkpoint_at_end
+    num_samples = spec.get("num_samples")
+    if num_samples is not None:
+        issues += _num_samples_issues(num_samples, "num_samples")
+    if flags.num_samples is not None:
+        num_samples = flags.num_samples
+        issues += _num_samples_issues(num_samples, "--num-samples")
     if issues or config is None:
         raise ConfigError(where or name, [_framework_hint(i) for i in issues])
     return Experiment(
@@ -144,6 +163,7 @@ def make_experiment(
         checkpoint_freq,
         checkpoint_at_end,
         flags.local_dir if flags.local_dir is not None else spec.get("local_dir"),
+        num_samples,
     )
 
 
@@ -167,6 +187,12 @@ def _framework_hint(issue: FieldIssue) -> FieldIssue:
 def _checkpoint_freq_issues(value: Any, name: str) -> list[FieldIssue]:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return [FieldIssue(name, "must be an integer >= 0", value)]
+    return []
+
+
+def _num_samples_issues(value: Any, name: str) -> list[FieldIssue]:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return [FieldIssue(name, "must be an integer >= 1", value)]
     return []
 
 

@@ -1,4 +1,9 @@
-"""Hyperparameter grids without Tune: ``grid(config, lr=[...], gamma=[...])``.
+"""Hyperparameter sweeps: ``grid(config, lr=[...], gamma=[...])`` and
+``random(config, 20, seed=0, lr=loguniform(1e-5, 1e-3))`` expand into plain configs without
+Tune; the search domains ``uniform``, ``loguniform``, ``choice`` and ``randint`` (which
+``to_tune()`` turns into Tune's) and ``grid_search`` can also be a field's value; and
+``run(configs_or_config_with_spaces, stop=..., metric=..., mode=...)`` trains every trial as a
+Ray Tune experiment and returns a ``SweepSummary``.
 
 Every axis value is checked against its field once, up front; every combination is then a
 validated, independent copy of the base config.
@@ -12,9 +17,52 @@ from typing import Any, TypeVar
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError, FieldIssue
+from rlconf.search_space import to_tune_space
 from rlconf.section import key_of, pyname_of
+from rlconf.sweep_domains import (
+    Choice,
+    Domain,
+    LogUniform,
+    RandInt,
+    Uniform,
+    choice,
+    loguniform,
+    randint,
+    uniform,
+)
+from rlconf.sweep_random import Axis, random
+from rlconf.sweep_run import run
+from rlconf.sweep_summary import SweepError, SweepSummary, TrialSummary
+
+__all__ = [
+    "Axis",
+    "Choice",
+    "Domain",
+    "LogUniform",
+    "RandInt",
+    "SweepError",
+    "SweepSummary",
+    "TrialSummary",
+    "Uniform",
+    "choice",
+    "grid",
+    "grid_search",
+    "loguniform",
+    "param_space",
+    "randint",
+    "random",
+    "run",
+    "uniform",
+]
 
 C = TypeVar("C", bound=AlgorithmConfig)
+
+
+def param_space(config: AlgorithmConfig) -> dict[str, Any]:
+    """``config`` as a Ray Tune param space (``tune.Tuner(..., param_space=...)``): its dict,
+    with every ``sweep`` domain turned into Tune's and Tune's own search spaces kept."""
+    space: dict[str, Any] = to_tune_space(config.to_dict())
+    return space
 
 
 def grid_search(values: Iterable[Any]) -> Any:

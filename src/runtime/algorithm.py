@@ -4,9 +4,9 @@ metrics and saves checkpoints. PPO, PG and A2C subclass it.
 Here: the Trainable protocol, building the algorithm, and the training iteration. The other
 parts are mixed in from ``runtime.training``: the results folder (``results_folder``),
 evaluation scheduling (``evaluation_schedule``), counters and result compilation
-(``results``), policies and acting (``acting``), checkpoints (``checkpointing``). The config is
-resolved by ``config_resolution``; the learner device and placement group come from
-``placement_setup``."""
+(``results``), policies and acting (``acting``), checkpoints (``checkpointing``), taking a new
+config in place (``config_reset``). The config is resolved by ``config_resolution``; the learner
+device and placement group come from ``placement_setup``."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from runtime.offline.input_reader import input_reader
 from runtime.results.result_logger import ResultLogger
 from runtime.training.acting import Acting
 from runtime.training.checkpointing import Checkpointing, algorithm_from_checkpoint
+from runtime.training.config_reset import ConfigReset, accepted_config
 from runtime.training.config_resolution import resolve_config, split_tune_keys
 from runtime.training.evaluation_schedule import EvaluationSchedule
 from runtime.training.placement_setup import learner_device, reserve_placement
@@ -41,7 +42,6 @@ from runtime.training.policy_management import PolicyManagement
 from runtime.training.results import ResultBookkeeping
 from runtime.training.results_folder import ResultsFolder, remove_if_unused
 from runtime.training.stages import TrainingStages
-from runtime.training.unsupported import refuse_unsupported
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ class Algorithm(
     Acting,
     PolicyManagement,
     Checkpointing,
+    ConfigReset,
     ResultsFolder,
 ):
     """Base of all algorithms: ``Algorithm(config=..., env=...)``, ``train()``, ``save()``.
@@ -97,12 +98,14 @@ class Algorithm(
         with leaves no empty run behind)."""
         # Tune's system monitor warns on every start when GPUtil is missing; not our concern.
         logging.getLogger("ray.tune.utils.util").setLevel(logging.ERROR)
+        # In a trial actor Tune logs every checkpoint saved and restored to the sweep's
+        # console, between the trial tables; the trials' folders hold the checkpoints.
+        for name in ("ray.train._internal.storage", "ray.tune.trainable.trainable"):
+            logging.getLogger(name).setLevel(logging.WARNING)
         self._lazy_logdir = lazy_logdir
         self._logdir_claimed = False
         self._result_logger: ResultLogger | None = None
-        config, tune_keys = split_tune_keys(config)
-        self._algo_config = resolve_config(type(self), config, env)
-        refuse_unsupported(self._algo_config, type(self).__name__)
+        self._algo_config, tune_keys = accepted_config(type(self), config, env)
         set_driver_environs(self._algo_config)
         super().__init__(config=tune_keys, **kwargs)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from typing import Any
@@ -10,20 +11,32 @@ from typing import Any
 _LOCK = threading.Lock()
 
 
-def ensure_ray(config: Any, num_cpus: int | None = None) -> None:
-    """Connect to the cluster Ray was started with, or start a local one (with ``num_cpus``
-    logical CPUs when given)."""
+#: The cluster to connect to (``auto``, ``<head ip>:6379`` or ``ray://...``), as Ray reads it.
+ADDRESS_ENV = "RAY_ADDRESS"
+
+
+def ensure_ray(config: Any, num_cpus: int | None = None, address: str | None = None) -> bool:
+    """Connect to the cluster at ``address`` or ``$RAY_ADDRESS`` (``rlconf train --address``
+    sets it), or else start a local Ray (with ``num_cpus`` logical CPUs when given) - unless
+    Ray is running in this process already. Returns whether this call started or connected
+    it."""
     import ray
 
     _send_file_modules_by_value()
     with _LOCK:
         if ray.is_initialized():
-            return
+            return False
+        address = address or os.environ.get(ADDRESS_ENV) or None
         ray.init(
-            num_cpus=num_cpus,
+            # Without an address Ray would join any cluster `ray start` runs on this machine,
+            # and then refuse num_cpus; which cluster to join is asked for explicitly instead.
+            address=address or "local",
+            # A running cluster has its resources; Ray refuses num_cpus when connecting.
+            num_cpus=None if address else num_cpus,
             logging_level=_log_level(config.get("log_level", "WARN")),
             runtime_env={"env_vars": {k: str(v) for k, v in _worker_env(config).items()}},
         )
+        return True
 
 
 def _worker_env(config: Any) -> dict[str, Any]:

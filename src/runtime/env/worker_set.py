@@ -2,8 +2,9 @@
 
 Remote calls go through ``foreach_worker`` / ``call_remote``, which notice dead actors: with
 ``ignore_worker_failures`` the failed worker is dropped and the call completes on the healthy
-ones; with ``recreate_failed_workers`` a replacement actor is started (weights and filters
-synced); otherwise the error propagates.
+ones; with ``recreate_failed_workers`` a replacement actor is started in the same bundle of
+the placement group (on a surviving node when the worker was lost with its node) and synced;
+otherwise the error propagates.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, TypeVar
 
 import gymnasium as gym
 
+from runtime.cluster.placement import wait_until_placed
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.policy import PolicyBuilder
 from runtime.env.env_registry import EnvCreator, registered_envs
@@ -186,9 +188,36 @@ class WorkerSet:
             self.recreate(failed)
 
     def recreate(self, indices: list[int]) -> None:
-        """Start new actors for ``indices`` and bring them in sync with the local worker."""
+        """Start new actors for ``indices`` and bring them in sync with the local worker.
+
+        A replacement goes into its worker's bundle of the placement group. When the worker was
+        lost with its node, Ray has to place that bundle again on an alive node first; that is
+        waited for up to ``placement_timeout_s`` and refused with a ``ResourceError`` after
+        that, as an actor in a bundle that is never placed would leave the next call waiting
+        forever."""
+        import ray
+
+        timeout_s = float(self.config["placement_timeout_s"])
         for index in indices:
-            self._remote[index] = self._start_remote(index, self.num_workers)
+            wait_until_placed(
+                self._remote_options(index),
+                timeout_s,
+                f"{self.name}: the replacement of remote worker {index}",
+            )
+        started = {index: self._start_remote(index, self.num_workers) for index in indices}
+        for index, actor in started.items():
+            try:
+                ray.get(actor.__ray_ready__.remote())
+            except ray.exceptions.RayActorError as error:
+                # Not handled as another failure: a replacement that can't start would be
+                # replaced again and again.
+                for other in started.values():
+                    ray.kill(other, no_restart=True)
+                raise WorkerFailure(
+                    f"{self.name}: the replacement of remote worker {index} failed to start: "
+                    f"{error}"
+                ) from error
+        self._remote.update(started)
         self.num_recreated += len(indices)
         if self._source() is not None:
             self.sync_policy_setup(indices=indices)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
+from rlconf.unresolved_spaces import refuse_search_spaces
 
 if TYPE_CHECKING:
     from runtime.algorithm import Algorithm
@@ -63,4 +64,5 @@ def resolve_config(
         )
     if env is not None:
         resolved.environment(env)
+    refuse_search_spaces(resolved, where)
     return resolved.freeze()

@@ -31,6 +31,16 @@ class TuneBaseSlot:
 class Trainable(TuneBaseSlot):
     """``train()`` -> ``step()`` with Tune's bookkeeping; see the module docstring."""
 
+    _iteration: int
+    _time_total: float
+    _timesteps_total: int | None
+    _episodes_total: int | None
+    _time_since_restore: float
+    _timesteps_since_restore: int
+    _iterations_since_restore: int
+    _last_result: dict[str, Any] | None
+    _restored: bool
+
     def __init__(
         self, config: dict[str, Any] | None = None, storage: Any = None, **kwargs: Any
     ) -> None:
@@ -46,15 +56,7 @@ class Trainable(TuneBaseSlot):
         self.config: Any = dict(config or {})
         self._storage: Any = None
         self._logdir: str | None = None
-        self._iteration = 0
-        self._time_total = 0.0
-        self._timesteps_total: int | None = None
-        self._episodes_total: int | None = None
-        self._time_since_restore = 0.0
-        self._timesteps_since_restore = 0
-        self._iterations_since_restore = 0
-        self._last_result: dict[str, Any] | None = None
-        self._restored = False
+        self._restart_progress()
         self._setup_logdir()
         self.setup(copy.deepcopy(self.config))
 
@@ -66,7 +68,8 @@ class Trainable(TuneBaseSlot):
             super()._setup_logdir()  # type: ignore[misc]
 
     def setup(self, config: dict[str, Any]) -> None:
-        """Build everything; called once by ``__init__``."""
+        """Build everything; called by ``__init__`` (and by a ``reset_config`` that builds
+        again)."""
 
     def step(self) -> dict[str, Any]:
         """One iteration of training; returns its results."""
@@ -76,7 +79,26 @@ class Trainable(TuneBaseSlot):
         """Called by ``train()`` with every result."""
 
     def cleanup(self) -> None:
-        """Release everything; called once by ``stop()``."""
+        """Release everything; called by ``stop()`` (and by a ``reset_config`` that builds
+        again)."""
+
+    def reset_config(self, new_config: dict[str, Any]) -> bool:
+        """Take ``new_config`` in place (Tune's ``reset()`` calls it to reuse a trial actor);
+        False: this trainable can't."""
+        return False
+
+    def _restart_progress(self) -> None:
+        """Iterations, time and timesteps from zero, as in a new trainable (the attributes
+        Tune's ``reset()`` zeroes, which a checkpoint restored afterwards sets again)."""
+        self._iteration = 0
+        self._time_total = 0.0
+        self._timesteps_total = None
+        self._episodes_total = None
+        self._time_since_restore = 0.0
+        self._timesteps_since_restore = 0
+        self._iterations_since_restore = 0
+        self._last_result = None
+        self._restored = False
 
     # ------------------------------------------------------------------ the protocol
 
