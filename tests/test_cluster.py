@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import ray
@@ -22,10 +23,11 @@ from ray.cluster_utils import Cluster
 
 from rlconf import PPOConfig
 from rlconf.sweep import grid_search
-from runtime import PPO, DefaultCallbacks
+from runtime import PPO, DefaultCallbacks, register_env
 from runtime.cluster import placement
 from runtime.cluster.placement import ResourceError, check_plan_fits
 from runtime.cluster.resources import resource_plan
+from runtime.env.worker_set import WorkerFailure
 from tests.envs import RecreationCallbacks
 from tests.ray_session import ROOT
 
@@ -295,6 +297,36 @@ def test_a_replacement_with_no_node_left_for_its_bundle_fails_instead_of_hanging
             r"\(1 bundles, strategy PACK, state RESCHEDULING\) to place its bundle "
             r"\{CPU: 1, sim: 1\} again on the alive nodes, which have 3 nodes x "
             r"\{CPU: 2, sim: 0\}.*ignore_worker_failures=True",
+        ):
+            algo.train()
+    finally:
+        algo.stop()
+
+
+def _cartpole_until_marked(config: Any) -> gym.Env[Any, Any]:
+    """CartPole, or an error while the file ``config["marker"]`` exists."""
+    if Path(config["marker"]).exists():
+        raise RuntimeError("this env can't start now")
+    return gym.make("CartPole-v1")
+
+
+def test_a_replacement_that_fails_to_start_fails_training_instead_of_looping(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    marker = tmp_path / "broken"
+    register_env("cartpole_until_marked", _cartpole_until_marked)
+    algo = (
+        _config(1)
+        .environment("cartpole_until_marked", env_config={"marker": str(marker)})
+        .fault_tolerance(recreate_failed_workers=True)
+        .build()
+    )
+    try:
+        marker.touch()
+        ray.kill(algo.workers.remote_workers()[0], no_restart=True)
+        with pytest.raises(
+            WorkerFailure,
+            match=r"(?s)replacement of remote worker 1 failed to start.*can.t start now",
         ):
             algo.train()
     finally:

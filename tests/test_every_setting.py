@@ -35,6 +35,7 @@ import runtime
 import runtime.algorithm
 import runtime.cluster.ray_session
 import runtime.env.worker_policies
+import runtime.training.config_reset
 from rlconf import A2CConfig, AlgorithmConfig, ConfigError, PGConfig, PPOConfig
 from rlconf.inert_keys import INERT_MODEL_KEYS
 from rlconf.model_config import ModelConfigDict
@@ -111,7 +112,7 @@ def _record_reads(monkeypatch: pytest.MonkeyPatch, reads: set[str]) -> None:
             gate["open"] = False
 
     monkeypatch.setattr(AlgorithmConfig, "__getitem__", getitem)
-    monkeypatch.setattr(runtime.algorithm, "refuse_unsupported", refuse)
+    monkeypatch.setattr(runtime.training.config_reset, "refuse_unsupported", refuse)
     get_model, get_action_dist = ModelCatalog.get_model, ModelCatalog.get_action_dist
 
     def model(obs: Any, actions: Any, outputs: int, model_config: Any, name: str = "m") -> Any:
