@@ -6,7 +6,7 @@ import pytest
 from mypy import api
 
 GOOD = """
-from rlconf import PPOConfig, A2CConfig
+from rlconf import A2CConfig, DQNConfig, PPOConfig
 
 config = (
     PPOConfig()
@@ -21,6 +21,20 @@ config = (
 )
 same: PPOConfig = config.copy()
 a2c: A2CConfig = A2CConfig().training(microbatch_size=10, lr=1e-3)
+
+
+class MyPPO(PPOConfig):
+    pass
+
+
+mine: MyPPO = MyPPO().rollouts(num_workers=1).training(clip_param=0.1, lr_schedule=[(0, 1e-3)])
+dqn: DQNConfig = (
+    DQNConfig()
+    .exploration(exploration_config={"type": "EpsilonGreedy", "final_epsilon": 0.05})
+    .training(double_q=True, replay_buffer_config={"capacity": 1000}, n_step=3)
+    .multi_agent(policy_mapping_fn="my_module:policy_for")
+    .callbacks("my_module:MyCallbacks")
+)
 """
 
 BAD = """

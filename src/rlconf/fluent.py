@@ -1,8 +1,16 @@
-"""The ``@fluent`` decorator: a config method whose runtime signature comes from its section.
+"""The ``@fluent`` decorator: a config method that sets the fields it is given.
 
-mypy sees the method as written (``**kwargs: Unpack[SomeArgs]``). At runtime each config class
-gets its own copy of the function whose ``__signature__`` lists every field as a keyword with
-that class's default, so ``inspect.signature``, ``help()`` and IDEs show the real parameters.
+A fluent method is written with every field as a parameter (the built-in configs' methods are
+generated that way by ``rlconf.fluent_codegen``) or as ``**kwargs: Unpack[SomeArgs]``. Its
+body hands what it was given to ``_set``: ``return self._set("training", locals())``. The
+defaults in the source are there for readers and editors; the decorator turns every one of
+them into ``NOT_SET``, so that only the arguments a call passes reach ``_set``, and a keyword
+the method doesn't know goes to ``_set`` too, which reports it with every other problem of
+the call (rather than Python's bare TypeError).
+
+At runtime each config class gets its own copy of the method whose ``__signature__`` lists
+every field with that class's default, so ``inspect.signature``, ``help()`` and IDEs that
+complete on live objects show the real parameters.
 """
 
 from __future__ import annotations
@@ -20,10 +28,15 @@ if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: The type of ``self`` in fluent methods, which return it: a TypeVar rather than ``Self``
+#: because jedi binds ``Self`` to the class that defines the method, so that a chained call
+#: on a subclass would complete the parent's keywords.
+SelfConfig = TypeVar("SelfConfig", bound="AlgorithmConfig")
 
 
 class NotSet:
-    """The default of a positional field that was not passed (None is a real value)."""
+    """The runtime default of every fluent-method parameter: not passed (None is a real
+    value)."""
 
     _instance: NotSet | None = None
 
@@ -44,8 +57,19 @@ NOT_SET = NotSet()
 
 class _FluentMethod:
     def __init__(self, func: Callable[..., Any]) -> None:
+        if func.__defaults__:
+            func.__defaults__ = (NOT_SET,) * len(func.__defaults__)
+        if func.__kwdefaults__:
+            func.__kwdefaults__ = dict.fromkeys(func.__kwdefaults__, NOT_SET)
         self._func = func
         self._name = func.__name__
+        parameters = inspect.signature(func).parameters.values()
+        #: None when the method takes ``**kwargs``: every keyword reaches its body then.
+        self._keywords: frozenset[str] | None = (
+            None
+            if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+            else frozenset(p.name for p in parameters if p.kind is not p.POSITIONAL_ONLY)
+        )
         self._per_class: dict[type, Callable[..., Any]] = {}
         functools.update_wrapper(self, func)  # type: ignore[arg-type]
 
@@ -56,15 +80,18 @@ class _FluentMethod:
         return method if obj is None else types.MethodType(method, obj)
 
     def _build(self, owner: type[AlgorithmConfig]) -> Callable[..., Any]:
-        func = self._func
+        func, name, keywords = self._func, self._name, self._keywords
+        section = owner._sections[self._name]
+        positional = section.positional
 
-        def method(*args: Any, **kwargs: Any) -> Any:
-            # ``self`` stays positional-only, so a keyword named "self" is an unknown key
-            return func(*args, **kwargs)
+        def method(config: AlgorithmConfig, /, *args: Any, **kwargs: Any) -> Any:
+            if keywords is None or keywords.issuperset(kwargs):
+                return func(config, *args, **kwargs)
+            # an unknown keyword: _set names it, and everything else wrong with the call
+            return config._set(name, {**dict(zip(positional, args, strict=False)), **kwargs})
 
         functools.update_wrapper(method, func)
         del method.__wrapped__  # type: ignore[attr-defined]
-        section = owner._sections[self._name]
         defaults = owner._class_defaults()
         params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
         lines = []

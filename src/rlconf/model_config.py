@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -75,7 +75,7 @@ class ModelConfigDict(TypedDict, total=False):
     custom_preprocessor: Annotated[None, _INERT["custom_preprocessor"]]
 
 
-MODEL_DEFAULTS: dict[str, Any] = {
+MODEL_DEFAULTS: ModelConfigDict = {
     "fcnet_hiddens": [256, 256],
     "fcnet_activation": "tanh",
     "conv_filters": None,

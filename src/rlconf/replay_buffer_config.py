@@ -53,7 +53,7 @@ class ReplayBufferConfig(TypedDict, total=False):
     ]
 
 
-REPLAY_BUFFER_DEFAULTS: dict[str, Any] = {
+REPLAY_BUFFER_DEFAULTS: ReplayBufferConfig = {
     "type": "ReplayBuffer",
     "capacity": 50000,
     "prioritized_replay_alpha": 0.6,
