@@ -11,6 +11,8 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import IO, Any
 
+from tests import child_process
+
 
 def _read_message(stream: IO[bytes]) -> dict[str, Any] | None:
     length = None
@@ -44,13 +46,20 @@ class LanguageServer:
         timeout_s: float = 120.0,
         env: dict[str, str] | None = None,
     ) -> None:
-        self._process = subprocess.Popen(
+        self._process = child_process.start(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,
         )
+        try:
+            self._start(root, timeout_s)
+        except BaseException:
+            child_process.kill(self._process)
+            raise
+
+    def _start(self, root: Path, timeout_s: float) -> None:
         self._timeout_s = timeout_s
         self._next_id = 0
         self._responses: Queue[dict[str, Any]] = Queue()
@@ -148,5 +157,6 @@ class LanguageServer:
             self.notify("exit", {})
             self._process.wait(timeout=10)
         except (OSError, TimeoutError, RuntimeError, subprocess.TimeoutExpired):
-            self._process.kill()
-            self._process.wait()
+            pass
+        finally:
+            child_process.kill(self._process)

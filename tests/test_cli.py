@@ -9,12 +9,15 @@ import signal
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rlconf import PPOConfig
 from rlconf.cli import main
+from rlconf.train_command import STOP_SIGNALS, StopSignals
+from tests import child_process
 
 
 def test_config_prints_the_validated_config(capsys: pytest.CaptureFixture[str]) -> None:
@@ -49,7 +52,7 @@ def test_schema_and_list(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_console_script_runs() -> None:
-    out = subprocess.run(
+    out = child_process.run(
         [sys.executable, "-m", "rlconf.cli", "config", "PG", "--env", "CartPole-v1"],
         capture_output=True,
         text=True,
@@ -178,22 +181,92 @@ def test_train_refuses_bad_input_before_building(capsys: pytest.CaptureFixture[s
     assert "--stop.episode_reward_mean" in capsys.readouterr().err
 
 
-def test_ctrl_c_stops_training_and_writes_a_checkpoint(tmp_path: Path) -> None:
+def _ignore_sigint() -> None:
+    """``preexec_fn``: the child starts with SIGINT ignored, as under nohup or a CI runner."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _interrupt_training(
+    tmp_path: Path, signum: int, preexec_fn: Callable[[], None] | None = None
+) -> tuple[int, str]:
+    """Start ``rlconf train`` on a small PPO, send ``signum`` once it has printed its first
+    progress line, and return its exit code and stderr."""
     env = {**os.environ, "RLCONF_RESULTS_DIR": str(tmp_path)}
-    process = subprocess.Popen(
+    options = {} if preexec_fn is None else {"preexec_fn": preexec_fn}
+    with child_process.popen(
         [sys.executable, "-m", "rlconf.cli", *TRAIN_SMALL_PPO],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith("iter "):
-            break
-    process.send_signal(signal.SIGINT)
-    _out, err = process.communicate(timeout=120)
-    assert process.returncode == 130, err
-    assert "interrupted: writing a checkpoint" in err
+        **options,
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("iter "):
+                break
+        process.send_signal(signum)
+        _out, err = process.communicate(timeout=120)
     (run_dir,) = tmp_path.iterdir()
-    assert list(run_dir.glob("checkpoint_*"))
+    assert list(run_dir.glob("checkpoint_*")), err
+    return process.returncode, err
+
+
+def test_ctrl_c_stops_training_and_writes_a_checkpoint(tmp_path: Path) -> None:
+    code, err = _interrupt_training(tmp_path, signal.SIGINT)
+    assert code == 130, err
+    assert "SIGINT: stopping after this iteration" in err
+    assert "interrupted: writing a checkpoint" in err
+
+
+def test_ctrl_c_stops_training_started_with_sigint_ignored(tmp_path: Path) -> None:
+    # nohup, a CI runner or `trap "" INT`: Python raises no KeyboardInterrupt there by itself
+    code, err = _interrupt_training(tmp_path, signal.SIGINT, preexec_fn=_ignore_sigint)
+    assert code == 130, err
+    assert "interrupted: writing a checkpoint" in err
+
+
+def test_sigterm_stops_training_and_writes_a_checkpoint(tmp_path: Path) -> None:
+    code, err = _interrupt_training(tmp_path, signal.SIGTERM, preexec_fn=_ignore_sigint)
+    assert code == 128 + signal.SIGTERM, err
+    assert "SIGTERM: stopping after this iteration" in err
+    assert "interrupted: writing a checkpoint" in err
+
+
+def test_stop_signals_ask_once_then_interrupt_and_restore_the_handlers() -> None:
+    before = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    with StopSignals() as signals:
+        assert all(callable(signal.getsignal(signum)) for signum in STOP_SIGNALS)
+        signal.raise_signal(signal.SIGTERM)
+        assert signals.signum == signal.SIGTERM
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+    assert {signum: signal.getsignal(signum) for signum in STOP_SIGNALS} == before
+
+
+def test_train_in_process_restores_the_signal_handlers(tmp_path: Path) -> None:
+    before = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    args = [*TRAIN_SMALL_PPO, "--stop", '{"training_iteration": 1}', "--local-dir", str(tmp_path)]
+    assert main([*args, "-q"]) == 0
+    assert {signum: signal.getsignal(signum) for signum in STOP_SIGNALS} == before
+
+
+@pytest.mark.parametrize(
+    "command", [["result-keys"], ["list"], ["schema", "PPO"], ["config", "PPO"]], ids=" ".join
+)
+def test_a_closed_stdout_ends_a_command_quietly(command: list[str]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `rlconf result-keys | head`, the reader gone before the first line
+    try:
+        done = child_process.run(
+            [sys.executable, "-m", "rlconf.cli", *command],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == 141  # 128 + SIGPIPE, as for a program SIGPIPE stops

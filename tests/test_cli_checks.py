@@ -4,7 +4,6 @@ experiment file, and overrides the reference's ``framework: tf``."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from rlconf import ConfigError
 from rlconf.cli import main
 from rlconf.experiment import Overrides, load_experiments, make_experiment
+from tests import child_process
 
 SMALL_PG = {"num_workers": 0, "train_batch_size": 100, "rollout_fragment_length": 100}
 
@@ -36,7 +36,7 @@ def test_typos_in_env_and_stop_fail_before_torch_or_ray_are_imported(tmp_path: P
         f"         main(['train', '-f', {str(experiments)!r}])]\n"
         "print(codes, sorted(m for m in ('torch', 'ray') if m in sys.modules))\n"
     )
-    done = subprocess.run(
+    done = child_process.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[2, 2] []"

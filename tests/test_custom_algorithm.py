@@ -23,6 +23,7 @@ from ray import tune
 import rlconf
 from rlconf import ConfigError, registry, sweep
 from runtime import Algorithm
+from tests import child_process
 
 if TYPE_CHECKING:
     from custom_algorithm import ReinforceConfig
@@ -188,7 +189,7 @@ def test_a_checkpoint_restores_a_reinforce_with_its_weights_and_iteration() -> N
 def _rlconf(*args: str, results: Path) -> subprocess.CompletedProcess[str]:
     """``python -m rlconf.cli ARGS`` in the repository root (where the example's relative path
     holds), its results under ``results``."""
-    return subprocess.run(
+    return child_process.run(
         [sys.executable, "-m", "rlconf.cli", *args],
         cwd=ROOT,
         env={**os.environ, "RLCONF_RESULTS_DIR": str(results)},

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 from pathlib import Path
 from typing import Any
 
 import jedi
 import pytest
 
-from rlconf import AlgorithmConfig
+from rlconf import NOT_SET, AlgorithmConfig
 from rlconf.frozen import thaw
 from rlconf.registry import get_config_class, list_algorithms
 from rlconf.section import key_of
@@ -60,11 +61,22 @@ def test_the_ppo_training_keywords_complete_from_a_prefix() -> None:
     assert "clip_param=" in [c.name for c in script.complete(2, 23)]
 
 
+def _constant(cls: type[AlgorithmConfig], method: str, name: str) -> Any:
+    """The value of the constant ``name`` that a default of ``cls.<method>`` is written as:
+    from the config's module or the generated module of the method (where the config's own
+    constants only stand in for type checkers)."""
+    generated = inspect.getattr_static(cls, method).__module__
+    for module_name in (cls.__module__, generated):
+        value = getattr(importlib.import_module(module_name), name, NOT_SET)
+        if value is not NOT_SET:
+            return value
+    raise AssertionError(f"{cls.__name__}.{method}: no constant {name}")
+
+
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 def test_every_fluent_method_completes_every_keyword_with_its_type_and_default(
     cls: type[AlgorithmConfig],
 ) -> None:
-    module = importlib.import_module(cls.__module__)
     defaults = cls._class_defaults()
     for method, section in cls._sections.items():
         offered = _keywords(_call(cls, method))
@@ -81,7 +93,7 @@ def test_every_fluent_method_completes_every_keyword_with_its_type_and_default(
             try:
                 shown = ast.literal_eval(default)
             except ValueError:  # a long default is shown as the module constant it equals
-                shown = getattr(module, default)
+                shown = _constant(cls, method, default)
             assert shown == expected, (cls.__name__, method, param.name, default)
 
 

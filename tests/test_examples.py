@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests import child_process
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
 
@@ -37,7 +38,7 @@ def test_example_runs(path: Path, tmp_path: Path) -> None:
         "RLCONF_EXAMPLE_STEPS": "1000",
         "RLCONF_RESULTS_DIR": str(tmp_path / "results"),
     }
-    done = subprocess.run(
+    done = child_process.run(
         [sys.executable, str(path)],
         env=env,
         cwd=tmp_path,

@@ -15,13 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from tests import child_process
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 TUNED_FILE = "examples/tuned/multi-agent-cartpole-ppo.yaml"
 
 
 def _run(*args: str, results: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return child_process.run(
         [sys.executable, *args],
         cwd=cwd,
         env={**os.environ, "RLCONF_RESULTS_DIR": str(results)},

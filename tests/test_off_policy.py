@@ -6,19 +6,19 @@ every ``target_network_update_freq`` steps, checkpoints, and learns a corridor."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from pydantic import Field
 from torch import nn
 from typing_extensions import Unpack
 
 from rlconf import AlgorithmConfig
-from rlconf.field_types import JsonDict, NonNegInt, PosFloat, PosInt, UnitFloat
+from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyArgs
 from rlconf.fluent import fluent
+from rlconf.replay_buffer_config import REPLAY_BUFFER_DEFAULTS
 from rlconf.section import Section
 from rlconf.sections.training import TRAINING, TrainingArgs
 from runtime import Learner, RLModule, SampleBatch
@@ -30,12 +30,8 @@ from tests.envs import CorridorEnv
 SB = SampleBatch
 
 
-class QArgs(TrainingArgs, total=False):
-    replay_buffer_config: Annotated[JsonDict, Field(description="capacity")]
-    num_steps_sampled_before_learning_starts: Annotated[NonNegInt, Field(description="warm-up")]
-    training_intensity: Annotated[PosFloat | None, Field(description="replayed / sampled")]
-    target_network_update_freq: Annotated[PosInt, Field(description="env steps")]
-    tau: Annotated[UnitFloat, Field(description="polyak")]
+class QArgs(TrainingArgs, OffPolicyArgs, total=False):
+    """The shared off-policy fields (the off-policy training step reads them all)."""
 
 
 class QConfig(AlgorithmConfig):
@@ -46,7 +42,8 @@ class QConfig(AlgorithmConfig):
         "training": TRAINING.with_fields(
             QArgs,
             {
-                "replay_buffer_config": {"capacity": 1000},
+                **OFF_POLICY_DEFAULTS,
+                "replay_buffer_config": {**REPLAY_BUFFER_DEFAULTS, "capacity": 1000},
                 "num_steps_sampled_before_learning_starts": 100,
                 "training_intensity": None,
                 "target_network_update_freq": 50,

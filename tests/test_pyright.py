@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests import child_process
 from tests.lsp_client import LanguageServer
 
 #: The PyPI package of pyright would otherwise ask PyPI for a newer version on every start.
@@ -26,7 +27,7 @@ def _pyright_missing() -> str | None:
     if shutil.which("pyright") is None or shutil.which("pyright-langserver") is None:
         return "pyright is not installed (pip install pyright, or npm install -g pyright)"
     try:
-        subprocess.run(
+        child_process.run(
             ["pyright", "--version"], check=True, capture_output=True, timeout=120, env=ENV
         )
     except (OSError, subprocess.SubprocessError) as error:
@@ -115,7 +116,7 @@ def test_the_checker_reports_a_misspelt_keyword_and_a_wrong_type(tmp_path: Path)
     (tmp_path / "pyrightconfig.json").write_text(
         json.dumps({"pythonPath": sys.executable, "include": ["user_code.py"]})
     )
-    done = subprocess.run(
+    done = child_process.run(
         ["pyright", "--outputjson"],
         cwd=tmp_path,
         capture_output=True,

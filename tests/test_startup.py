@@ -6,16 +6,16 @@ Each case runs in a fresh interpreter: what a process has imported is the point.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+from tests import child_process
 from tests.ray_session import ROOT
 
 
 def _run(code: str, tmp_path: Path) -> str:
-    out = subprocess.run(
+    out = child_process.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,

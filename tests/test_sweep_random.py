@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import pickle
 import random
-import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +17,7 @@ from ray.tune.search.variant_generator import generate_variants
 from rlconf import ConfigError, PolicySpec, PPOConfig, sweep
 from rlconf.frozen import FrozenDict, freeze
 from rlconf.search_space import candidates, is_search_space, search_space_paths, to_tune_space
+from tests import child_process
 
 # ---------------------------------------------------------------------------- domains
 
@@ -398,5 +398,7 @@ def test_domains_and_random_work_without_importing_ray() -> None:
         "rlconf.sweep.random(c, 3, seed=0, gamma=rlconf.sweep.choice([0.9, 0.99]))\n"
         "print(sorted(m for m in ('ray', 'torch', 'numpy', 'runtime') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = child_process.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "[]"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
@@ -10,6 +9,7 @@ from ray import tune
 from ray.tune.search.variant_generator import generate_variants
 
 from rlconf import ConfigError, PPOConfig, sweep
+from tests import child_process
 
 
 def test_search_spaces_are_stored_and_each_candidate_validated() -> None:
@@ -82,5 +82,7 @@ def test_search_spaces_are_detected_without_importing_ray() -> None:
         "c = rlconf.PPOConfig().training(lr={'grid_search': [0.1, 0.01]})\n"
         "print(sorted(m for m in ('ray', 'torch', 'gymnasium', 'runtime') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = child_process.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "[]"

@@ -4,7 +4,6 @@ the sweep's own arguments are checked before Ray starts."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +13,7 @@ from ray import tune
 
 from rlconf import ConfigError, PGConfig, PPOConfig, sweep
 from runtime import PPO
+from tests import child_process
 
 
 def _with_spaces() -> list[tuple[str, PPOConfig]]:
@@ -65,7 +65,9 @@ def test_the_error_comes_before_any_worker_or_ray_is_started() -> None:
         "except ConfigError as e:\n"
         "    print('refused', 'ray' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = child_process.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "refused False"
 
 

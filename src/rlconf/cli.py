@@ -38,7 +38,9 @@ An experiment whose config holds search spaces ({"grid_search": [...]}) or that 
 runs as a Ray Tune sweep: trials run side by side as resources allow, a table shows each trial's
 iteration, steps, reward and status, each trial's results folder is made under
 <local_dir>/<experiment name>/, and the best trial by --metric/--mode is printed at the end.
-Without search spaces an experiment runs in this process (Ray starts only for remote workers).
+Without search spaces an experiment runs in this process (Ray starts only for remote workers),
+and Ctrl-C or SIGTERM stops it after the current iteration with a checkpoint (exit code 130 or
+143; a second one stops it at once), also where the shell started it with SIGINT ignored.
 """
 
 
@@ -329,11 +331,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+#: The exit code of a program that a closed pipe stopped: 128 + SIGPIPE, what the shell reports
+#: for ``yes | head`` (Python ignores SIGPIPE and gets BrokenPipeError instead).
+EXIT_BROKEN_PIPE = 141
+
+
 def run() -> None:
     """The ``rlconf`` console script: ``main()``, then exit without the interpreter's final
     garbage collections, which take 0.3 s once torch is loaded (the memory goes back to the OS
-    with the process anyway; atexit handlers still run)."""
-    code = main()
+    with the process anyway; atexit handlers still run).
+
+    A reader that closes our stdout early (``rlconf result-keys | head``) stops any subcommand
+    quietly with code 141, as SIGPIPE stops a C program, instead of a BrokenPipeError
+    traceback."""
+    try:
+        code = main()
+        sys.stdout.flush()  # here, not at exit, where a BrokenPipeError can't be caught
+    except BrokenPipeError:
+        # Python flushes stdout once more at exit: point it at devnull, so that this flush of
+        # what is left in the buffer can't fail too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        code = EXIT_BROKEN_PIPE
     gc.freeze()
     sys.exit(code)
 

@@ -1,12 +1,13 @@
 """The ``@fluent`` decorator: a config method that sets the fields it is given.
 
 A fluent method is written with every field as a parameter (the built-in configs' methods are
-generated that way by ``rlconf.fluent_codegen``) or as ``**kwargs: Unpack[SomeArgs]``. Its
-body hands what it was given to ``_set``: ``return self._set("training", locals())``. The
-defaults in the source are there for readers and editors; the decorator turns every one of
-them into ``NOT_SET``, so that only the arguments a call passes reach ``_set``, and a keyword
-the method doesn't know goes to ``_set`` too, which reports it with every other problem of
-the call (rather than Python's bare TypeError).
+generated that way by ``rlconf.fluent_codegen``, into mixins the configs inherit) or as
+``**kwargs: Unpack[SomeArgs]``. Its body hands what it was given to ``_set``:
+``return self._set("training", locals())``. The defaults in the source are there for readers
+and editors; the decorator turns every one of them into ``NOT_SET``, so that only the
+arguments a call passes reach ``_set``, and a keyword the method doesn't know goes to ``_set``
+too, which reports it with every other problem of the call (rather than Python's bare
+TypeError).
 
 At runtime each config class gets its own copy of the method whose ``__signature__`` lists
 every field with that class's default, so ``inspect.signature``, ``help()`` and IDEs that
@@ -74,6 +75,8 @@ class _FluentMethod:
         functools.update_wrapper(self, func)  # type: ignore[arg-type]
 
     def __get__(self, obj: Any, owner: type) -> Any:
+        if obj is None and not hasattr(owner, "_sections"):
+            return self  # read on a generated mixin itself, which has no sections
         method = self._per_class.get(owner)
         if method is None:
             method = self._per_class[owner] = self._build(owner)

@@ -13,12 +13,18 @@ class ImportPathError(ValueError):
     """A path can't be resolved, or an object can't be named by one."""
 
 
-def resolve(path: str) -> Any:
-    """Import the object at ``path``: ``"pkg.mod:Name"`` or ``"pkg.mod.Name"``."""
+def split(path: str) -> tuple[str, str]:
+    """``(module, qualified name)`` of ``"pkg.mod:Name"`` or ``"pkg.mod.Name"``."""
     if ":" in path:
         module_name, _, qualname = path.partition(":")
     else:
         module_name, _, qualname = path.rpartition(".")
+    return module_name, qualname
+
+
+def resolve(path: str) -> Any:
+    """Import the object at ``path``: ``"pkg.mod:Name"`` or ``"pkg.mod.Name"``."""
+    module_name, qualname = split(path)
     if not module_name or not qualname:
         raise ImportPathError(f"{path!r} is not an import path like 'package.module:Name'")
     try:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rlconf.errors import ConfigError
-from rlconf.importpath import resolve
+from rlconf.importpath import resolve, split
 from rlconf.unknown_keys import did_you_mean
 
 if TYPE_CHECKING:
@@ -117,6 +117,13 @@ def get_config_class(name: str) -> type[AlgorithmConfig]:
     entry = _entry(name, "rlconf.get_config_class()")
     config_class: type[AlgorithmConfig] = _load(entry.config_class_path)
     return config_class
+
+
+def config_module_name(name: str) -> str:
+    """The module of a registered algorithm's config class, without importing it (where
+    ``rlconf.fluent_codegen`` looks for config classes whose generated module is missing)."""
+    target = _entry(name, "rlconf.config_module_name()").config_class_path
+    return split(target)[0] if isinstance(target, str) else target.__module__
 
 
 def algorithm_class_path(name: str) -> str:

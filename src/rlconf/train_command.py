@@ -4,13 +4,24 @@ criterion is met, printing one progress line per iteration.
 The config, the env id and the stop criteria are validated before torch or ray is imported, so
 a typo fails in milliseconds; stop keys whose names depend on the run are confirmed against the
 first result that can hold them (see ``rlconf.stop_criteria``).
+
+SIGINT (Ctrl-C) and SIGTERM stop the run after the current iteration, write a checkpoint and
+exit with 128 + the signal's number (130, 143), whatever dispositions the process inherited: a
+process started with SIGINT ignored (nohup, a CI runner, ``trap "" INT``) gets no
+KeyboardInterrupt from Python, so ``rlconf train`` installs handlers of its own while it runs.
+A second signal stops the iteration at once.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from types import FrameType
 from typing import Any
 
 from rlconf.errors import ConfigError
@@ -29,21 +40,85 @@ def progress_line(result: Mapping[str, Any], started: float) -> str:
     )
 
 
+#: The signals that stop ``rlconf train``: Ctrl-C, and what ``kill``, systemd, Docker and CI
+#: runners send.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+#: What ``signal.getsignal`` returns.
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+
+class StopSignals:
+    """SIGINT and SIGTERM handlers for a training loop, installed by ``with StopSignals() as
+    signals:`` whatever dispositions the process inherited, and the previous ones restored when
+    the block ends (``rlconf.cli.main`` may run in a process of someone else's).
+
+    The first signal asks the loop to stop: ``signals.signum`` becomes its number, and the loop
+    looks at it after each iteration. A second one raises KeyboardInterrupt wherever the process
+    is, to stop at once. Outside the main thread, where Python can't install handlers, nothing
+    is installed (``signum`` stays None).
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[int, _Handler] = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+            self.install()
+        return self
+
+    def install(self) -> None:
+        """Install the handlers (again: ``ray.init()`` puts a SIGTERM handler of its own in)."""
+        if self._previous:
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, self._handle)
+
+    def __exit__(self, *_exc_info: object) -> None:
+        for signum, handler in self._previous.items():
+            # None: a handler not installed from Python, which Python can't put back.
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        self._previous = {}
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if self.signum is not None:
+            raise KeyboardInterrupt
+        self.signum = signum
+        name = signal.Signals(signum).name
+        message = f"{name}: stopping after this iteration ({name} again: at once)\n"
+        # Not sys.stderr: the signal may have come in the middle of a write to it.
+        with contextlib.suppress(OSError):
+            os.write(2, message.encode())
+
+
 def run_train(experiment: Experiment, quiet: bool = False, log_level: str | None = None) -> int:
-    """Train until a stop criterion is met; checkpoints go into the run's results directory."""
+    """Train until a stop criterion is met; checkpoints go into the run's results directory.
+
+    SIGINT or SIGTERM (see ``StopSignals``) stops the run: a checkpoint is written and the code
+    is 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
     config = experiment.config
     if log_level is not None:
         config = config.copy().debugging(log_level=log_level)  # type: ignore[arg-type]
     if not experiment.stop:
         print("no stop criterion given: training until interrupted (Ctrl-C)", file=sys.stderr)
     criteria = StopCriteria(experiment.stop, config, where=f"rlconf train ({experiment.name})")
-    algo = config.build()
+    with StopSignals() as signals:
+        algo = config.build()
+        signals.install()  # ray.init() (remote workers) replaced the SIGTERM handler
+        return _train(algo, experiment, criteria, signals, quiet)
+
+
+def _train(
+    algo: Any, experiment: Experiment, criteria: StopCriteria, signals: StopSignals, quiet: bool
+) -> int:
     if not quiet:
         print(f"{experiment.name}: results in {algo.logdir}", flush=True)
     started = time.perf_counter()
     result: dict[str, Any] = {}
+    reached = False
     try:
-        while True:
+        while signals.signum is None:
             result = algo.train()
             iteration = int(result["training_iteration"])
             if not quiet:
@@ -51,15 +126,18 @@ def run_train(experiment: Experiment, quiet: bool = False, log_level: str | None
             if experiment.checkpoint_freq and iteration % experiment.checkpoint_freq == 0:
                 _report_checkpoint(algo.save(), quiet)
             if criteria.reached(result):
+                reached = True
                 break
     except KeyboardInterrupt:
-        print("interrupted: writing a checkpoint", file=sys.stderr)
-        _report_checkpoint(algo.save(), quiet=False)
-        algo.stop()
-        return 130
+        pass  # a second signal (or Ctrl-C where no handler of ours is installed): stop now
     except ConfigError:
         algo.stop()
         raise
+    if not reached:
+        print("interrupted: writing a checkpoint", file=sys.stderr)
+        _report_checkpoint(algo.save(), quiet=False)
+        algo.stop()
+        return 128 + (signals.signum or signal.SIGINT)
     if experiment.checkpoint_at_end:
         _report_checkpoint(algo.save(), quiet)
     algo.stop()

@@ -25,19 +25,28 @@ from runtime.cluster.placement import Placement
 from runtime.cluster.resources import ResourcePlan, Role, resource_plan
 from runtime.core.exploration import check_exploration
 from runtime.core.learner import Learner
+from runtime.core.learner_group import LearnerGroup
+from runtime.core.learner_workers import RemoteLearnerGroup
 from runtime.core.module import ActorCriticModule, RLModule
 from runtime.core.policy import SAMPLING_EXPLORATIONS, PolicyBuilder, Postprocessor
+from runtime.core.settings import settings_of
+from runtime.core.space_support import SpaceTypes
 from runtime.env.env_registry import EnvCreator, env_creator_for
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
 from runtime.offline.input_reader import input_reader
 from runtime.results.result_logger import ResultLogger
 from runtime.training.acting import Acting
+from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.checkpointing import Checkpointing, algorithm_from_checkpoint
 from runtime.training.config_reset import ConfigReset, accepted_config
 from runtime.training.config_resolution import resolve_config, split_tune_keys
 from runtime.training.evaluation_schedule import EvaluationSchedule
-from runtime.training.placement_setup import learner_device, reserve_placement
+from runtime.training.placement_setup import (
+    acting_device,
+    learner_devices,
+    reserve_placement,
+)
 from runtime.training.policy_management import PolicyManagement
 from runtime.training.results import ResultBookkeeping
 from runtime.training.results_folder import ResultsFolder, remove_if_unused
@@ -72,7 +81,11 @@ class Algorithm(
     postprocessing: ClassVar[tuple[Postprocessor, ...]] = ()
     #: The built-in exploration strategies this algorithm's policies can use.
     explorations: ClassVar[tuple[str, ...]] = SAMPLING_EXPLORATIONS
-    #: Makes the policies of the workers (from the four above).
+    #: The observation and action space classes its policies support (empty: any); checked
+    #: where each policy is made.
+    observation_spaces: ClassVar[SpaceTypes] = ()
+    action_spaces: ClassVar[SpaceTypes] = ()
+    #: Makes the policies of the workers (from the parts above).
     policy_class: ClassVar[PolicyBuilder] = PolicyBuilder(None)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -83,6 +96,8 @@ class Algorithm(
             tuple(cls.postprocessing),
             tuple(cls.explorations),
             cls.__name__,
+            observation_spaces=tuple(cls.observation_spaces),
+            action_spaces=tuple(cls.action_spaces),
         )
 
     def __init__(
@@ -141,12 +156,16 @@ class Algorithm(
 
     def _build(self) -> None:
         config = self.config
-        logging.getLogger("runtime").setLevel(config["log_level"])
-        set_learner_threads(float(config["num_cpus_for_driver"]))
+        #: What the algorithm reads of its config, built once (``AlgorithmSettings``).
+        self.settings = settings = settings_of(AlgorithmSettings, config, type(self).__name__)
+        logging.getLogger("runtime").setLevel(settings.log_level)
+        set_learner_threads(float(settings.num_cpus_for_driver))
         self.callbacks: DefaultCallbacks = (config.callbacks_class or DefaultCallbacks)()
-        env = config["env"]
+        env = settings.env
         self.env_creator: EnvCreator | None = env_creator_for(env) if env is not None else None
-        self.device = learner_device(config, type(self).__name__)
+        devices = learner_devices(config, type(self).__name__)
+        #: Where the driver's own rollout (and evaluation) worker acts.
+        self.device = acting_device(config)
         check_exploration(config, self.explorations, type(self).__name__)
         self._start_bookkeeping()
         self.resource_plan: ResourcePlan = resource_plan(config)
@@ -157,18 +176,34 @@ class Algorithm(
             env_creator=self.env_creator,
             config=config,
             policy_class=self.policy_class,
-            num_workers=int(config["num_workers"]),
+            num_workers=int(settings.num_workers),
             remote_options=self._actor_options("rollout"),
             device=self.device,
             output_dir=(
-                str(self._claim_logdir()) if config["output"] == "logdir" else config["output"]
+                str(self._claim_logdir()) if settings.output == "logdir" else settings.output
             ),
         )
         self.workers.on_recreated = self._workers_recreated
+        #: The learners of the policies to train, on their own devices.
+        self.learner_group = self._make_learner_group(devices)
+        self.workers.local_worker().attach_learner_group(self.learner_group)
         self._reader = input_reader(config, self.workers.local_worker().action_space)
         self.workers.sync_weights()
         self._start_evaluation()
         self.callbacks.on_algorithm_init(algorithm=self)
+
+    def _make_learner_group(self, devices: list[str]) -> LearnerGroup:
+        settings = self.settings
+        num_learner_workers = int(settings.num_learner_workers)
+        if not num_learner_workers:
+            return LearnerGroup(devices)
+        return RemoteLearnerGroup(
+            num_workers=num_learner_workers,
+            device=devices[0],
+            num_cpus=float(settings.num_cpus_per_learner_worker),
+            num_gpus=0.0 if settings.fake_gpus else float(settings.num_gpus_per_learner_worker),
+            actor_options=self._actor_options("learner"),
+        )
 
     def _actor_options(self, role: Role) -> Callable[[int], dict[str, Any]]:
         def options(index: int) -> dict[str, Any]:
@@ -193,16 +228,16 @@ class Algorithm(
         self.workers.sync_filters()
         result = self._compile_results(step_results, sampled)
         self._attach_evaluation_results(result, evaluated)
-        if self.config["env_task_fn"] is not None:
+        if self.settings.env_task_fn is not None:
             self._update_env_tasks(result)
         return result
 
     def _train_until_reporting(self) -> tuple[dict[str, Any], int]:
         """``training_step()`` until the min_*_per_reporting settings are met."""
-        config = self.config
-        min_time = float(config["min_time_s_per_reporting"] or 0)
-        min_sample = int(config["min_sample_timesteps_per_reporting"] or 0)
-        min_train = int(config["min_train_timesteps_per_reporting"] or 0)
+        settings = self.settings
+        min_time = float(settings.min_time_s_per_reporting or 0)
+        min_sample = int(settings.min_sample_timesteps_per_reporting or 0)
+        min_train = int(settings.min_train_timesteps_per_reporting or 0)
         start = time.perf_counter()
         sampled0 = self._counters["num_env_steps_sampled"]
         trained0 = self._counters["num_env_steps_trained"]
@@ -237,7 +272,7 @@ class Algorithm(
         )
 
     def _update_env_tasks(self, result: dict[str, Any]) -> None:
-        task_fn = self.config["env_task_fn"]
+        task_fn = self.settings.env_task_fn
 
         def set_tasks(worker: RolloutWorker) -> None:
             def update(env: Any, ctx: Any) -> None:
@@ -271,6 +306,9 @@ class Algorithm(
         for workers in (getattr(self, "workers", None), getattr(self, "evaluation_workers", None)):
             if workers is not None:
                 workers.stop()
+        learner_group = getattr(self, "learner_group", None)
+        if learner_group is not None:
+            learner_group.stop()
         placement = getattr(self, "placement", None)
         if placement is not None:
             placement.release()
@@ -279,4 +317,5 @@ class Algorithm(
             result_logger.close()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(env={self.config['env']!r})"
+        settings = getattr(self, "settings", None)
+        return f"{type(self).__name__}(env={getattr(settings, 'env', None)!r})"

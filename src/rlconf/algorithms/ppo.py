@@ -14,8 +14,9 @@ from rlconf.algorithms.actor_critic_fields import (
     critic_issues,
 )
 from rlconf.errors import FieldIssue
-from rlconf.field_types import JsonDict, NonNegFloat, PosFloat, PosInt, Schedule, UnitFloat
-from rlconf.fluent import NOT_SET, SelfConfig, fluent
+from rlconf.field_types import NonNegFloat, PosFloat, PosInt
+from rlconf.fluent import NOT_SET
+from rlconf.generated.ppo_fluent import PPOConfigFluent
 from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
 from rlconf.section import Section
 from rlconf.sections.training import TRAINING, TrainingArgs
@@ -64,7 +65,7 @@ PPO_TRAINING: Section = TRAINING.with_fields(
 )
 
 
-class PPOConfig(AlgorithmConfig):
+class PPOConfig(PPOConfigFluent, AlgorithmConfig):
     """Config of PPO: clipped surrogate objective, GAE, adaptive KL penalty, minibatch SGD."""
 
     __slots__ = ()
@@ -79,63 +80,6 @@ class PPOConfig(AlgorithmConfig):
         "rollout_fragment_length": 200,
         "model": PPO_MODEL_DEFAULTS,
     }
-
-    # <fluent methods: generated from the sections by python -m rlconf.fluent_codegen>
-    @fluent
-    def training(
-        self: SelfConfig,
-        /,
-        *,
-        gamma: UnitFloat = 0.99,
-        lr: PosFloat = 5e-05,
-        train_batch_size: PosInt = 4000,
-        model: ModelConfigDict = PPO_MODEL_DEFAULTS,
-        optimizer: JsonDict = {},  # noqa: B006
-        use_critic: bool = True,
-        use_gae: bool = True,
-        lambda_: UnitFloat = 1.0,
-        vf_loss_coeff: NonNegFloat = 1.0,
-        entropy_coeff: NonNegFloat = 0.0,
-        entropy_coeff_schedule: Schedule | None = None,
-        lr_schedule: Schedule | None = None,
-        grad_clip: PosFloat | None = None,
-        kl_coeff: NonNegFloat = 0.2,
-        kl_target: PosFloat = 0.01,
-        sgd_minibatch_size: PosInt = 128,
-        num_sgd_iter: PosInt = 30,
-        shuffle_sequences: bool = True,
-        clip_param: PosFloat = 0.3,
-        vf_clip_param: PosFloat = 10.0,
-    ) -> SelfConfig:
-        """Sets the learner's hyperparameters.
-
-        Args:
-            gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 5e-05.
-            train_batch_size: Steps per training batch, concatenated from fragments. Default: 4000.
-            model: Model catalog options; updates the current ones. Default: PPO_MODEL_DEFAULTS.
-            optimizer: Extra arguments for the optimizer. Default: {}.
-            use_critic: Learn a value function as a baseline for advantages. Default: True.
-            use_gae: Use generalised advantage estimation (needs the critic). Default: True.
-            lambda_: GAE lambda. Default: 1.0.
-            vf_loss_coeff: Weight of the value loss. Default: 1.0.
-            entropy_coeff: Weight of the entropy bonus. Default: 0.0.
-            entropy_coeff_schedule: Piecewise-linear entropy_coeff over timesteps: [[t, coeff],
-                ...]. Default: None.
-            lr_schedule: Piecewise-linear lr over timesteps: [[t, lr], ...]; overrides lr. Default:
-                None.
-            grad_clip: Clip the global gradient norm to this; None: off. Default: None.
-            kl_coeff: Initial weight of the KL penalty. Default: 0.2.
-            kl_target: KL divergence the penalty adapts to. Default: 0.01.
-            sgd_minibatch_size: Minibatch size of each SGD step. Default: 128.
-            num_sgd_iter: SGD epochs over each train batch. Default: 30.
-            shuffle_sequences: Shuffle the train batch before each SGD epoch; False takes the
-                minibatches in sampling order. Default: True.
-            clip_param: PPO's surrogate clipping range. Default: 0.3.
-            vf_clip_param: Clip value-function updates to this range. Default: 10.0.
-        """
-        return self._set("training", locals())
-    # </fluent methods>
 
     def _cross_field_issues(self) -> list[FieldIssue]:
         issues = super()._cross_field_issues()

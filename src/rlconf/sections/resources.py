@@ -7,16 +7,37 @@ from typing import Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from rlconf.field_types import NonNegFloat, PosFloat
+from rlconf.field_types import NonNegFloat, NonNegInt, PosFloat
 from rlconf.section import Section
 
 
 class ResourcesArgs(TypedDict, total=False):
     num_gpus: Annotated[
-        NonNegFloat, Field(description="GPUs for the learner (driver); may be a fraction.")
+        NonNegFloat,
+        Field(
+            description="GPUs for the learner (driver): a fraction shares one GPU; k > 1 "
+            "trains k data-parallel towers, one per GPU."
+        ),
     ]
     _fake_gpus: Annotated[
-        bool, Field(description="Run the learner on CPU and reserve no GPU (for testing).")
+        bool,
+        Field(
+            description="Simulate the num_gpus towers on CPU and reserve no GPU (for "
+            "testing multi-GPU settings)."
+        ),
+    ]
+    num_learner_workers: Annotated[
+        NonNegInt,
+        Field(
+            description="Learner actors trained data-parallel with torch.distributed (gloo on "
+            "CPU, NCCL on GPUs); 0 learns in the driver."
+        ),
+    ]
+    num_gpus_per_learner_worker: Annotated[
+        NonNegFloat, Field(description="GPUs per learner worker (0: it learns on CPU).")
+    ]
+    num_cpus_per_learner_worker: Annotated[
+        NonNegFloat, Field(description="CPUs per learner worker (also its torch threads).")
     ]
     num_cpus_per_worker: Annotated[NonNegFloat, Field(description="CPUs per rollout worker.")]
     num_gpus_per_worker: Annotated[
@@ -49,6 +70,9 @@ RESOURCES = Section(
     defaults={
         "num_gpus": 0.0,
         "_fake_gpus": False,
+        "num_learner_workers": 0,
+        "num_gpus_per_learner_worker": 0.0,
+        "num_cpus_per_learner_worker": 1.0,
         "num_cpus_per_worker": 1.0,
         "num_gpus_per_worker": 0.0,
         "custom_resources_per_worker": {},

@@ -6,13 +6,25 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from runtime.core.settings import settings_of
 
 _LOCK = threading.Lock()
 
 
 #: The cluster to connect to (``auto``, ``<head ip>:6379`` or ``ray://...``), as Ray reads it.
 ADDRESS_ENV = "RAY_ADDRESS"
+
+
+@dataclass(frozen=True)
+class RaySettings:
+    """What starting Ray reads: its log level and the workers' environment variables."""
+
+    log_level: str
+    extra_python_environs_for_worker: Mapping[str, Any]
 
 
 def ensure_ray(config: Any, num_cpus: int | None = None, address: str | None = None) -> bool:
@@ -22,6 +34,7 @@ def ensure_ray(config: Any, num_cpus: int | None = None, address: str | None = N
     it."""
     import ray
 
+    settings = settings_of(RaySettings, config, "Ray")
     _send_file_modules_by_value()
     with _LOCK:
         if ray.is_initialized():
@@ -33,14 +46,14 @@ def ensure_ray(config: Any, num_cpus: int | None = None, address: str | None = N
             address=address or "local",
             # A running cluster has its resources; Ray refuses num_cpus when connecting.
             num_cpus=None if address else num_cpus,
-            logging_level=_log_level(config.get("log_level", "WARN")),
-            runtime_env={"env_vars": {k: str(v) for k, v in _worker_env(config).items()}},
+            logging_level=_log_level(settings.log_level),
+            runtime_env={
+                "env_vars": {
+                    k: str(v) for k, v in (settings.extra_python_environs_for_worker or {}).items()
+                }
+            },
         )
         return True
-
-
-def _worker_env(config: Any) -> dict[str, Any]:
-    return dict(config.get("extra_python_environs_for_worker") or {})
 
 
 def _log_level(name: str) -> int:

@@ -3,9 +3,10 @@
 ``torch.optim`` imports ``torch._dynamo`` when it makes its first optimizer and again in every
 ``step()`` (1.1 s and 73 MB here: more than training the main job takes), though the runtime
 never compiles anything. This class calls the kernel ``torch.optim.Adam(fused=True)`` calls,
-``torch._fused_adam_``, and keeps ``torch.optim.Adam``'s ``state_dict`` layout, so checkpoints
-of either load into the other. Options it does not implement (``fused=False``, ``foreach``,
-``capturable``, ...) get ``torch.optim.Adam`` itself.
+``torch._fused_adam_`` (through ``runtime.core.torch_private``, which falls back to the same
+update in public operations where that kernel is missing), and keeps ``torch.optim.Adam``'s
+``state_dict`` layout, so checkpoints of either load into the other. Options it does not
+implement (``fused=False``, ``foreach``, ``capturable``, ...) get ``torch.optim.Adam`` itself.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import torch
 
 from rlconf.errors import ConfigError
+from runtime.core import torch_private
 
 #: ``config["optimizer"]`` keys this class implements; any other key selects torch.optim.Adam.
 _OPTIONS = ("betas", "eps", "weight_decay", "amsgrad", "maximize")
@@ -144,9 +146,9 @@ class Adam:
         if self._steps is not None and len(params) == len(self.params):
             self._steps.add_(1)
         else:
-            torch._foreach_add_(steps, 1)
+            torch_private.foreach_add_(steps, 1)
         beta1, beta2 = group["betas"]
-        torch._fused_adam_(
+        torch_private.fused_adam_(
             params,
             grads,
             [s["exp_avg"] for s in states],

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import torch
 
+from runtime.core import torch_private
+
 
 @torch.no_grad()
 def clip_grad_norm(params: Sequence[torch.Tensor], max_norm: float) -> torch.Tensor:
@@ -20,7 +22,7 @@ def clip_grad_norm(params: Sequence[torch.Tensor], max_norm: float) -> torch.Ten
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return torch.zeros(())
-    total: torch.Tensor = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    total: torch.Tensor = torch.linalg.vector_norm(torch.stack(torch_private.foreach_norm(grads)))
     scale = (max_norm / (total + 1e-6)).clamp(max=1.0)
-    torch._foreach_mul_(grads, scale)
+    torch_private.foreach_mul_(grads, scale)
     return total

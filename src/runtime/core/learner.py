@@ -1,32 +1,60 @@
-"""``Learner``: everything about learning one policy's module: the loss, named optimizers,
-target networks and their update rule, gradient clipping, schedules, and the state of all of
-it (saved in checkpoints).
+"""``Learner``: everything about learning one policy's module: the losses, named optimizers
+(each with its own learning rate, schedule and gradient clipping), target networks and their
+update rule, schedules, and the state of all of it (saved in checkpoints).
 
-An algorithm subclasses it and implements ``compute_loss`` (one optimizer) or overrides
-``update`` (several optimizers, epochs of minibatches, ...). Learners exist only where learning
-happens (the local worker); rollout workers act with the module alone.
+An algorithm subclasses it and implements ``compute_loss`` (one optimizer), or
+``compute_losses`` (a loss per named optimizer, declared by ``optimizer_settings`` and
+``optimizer_parameters``), or overrides ``update`` (epochs of minibatches, ...). Learners live
+in the algorithm's ``LearnerGroup``, each over a module of its own on its own device; rollout
+workers act with their own copies. ``parallel`` splits each gradient step over towers and
+learner processes (``runtime.core.data_parallel``).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import torch
 from torch import nn
 
 from runtime.core.adam import make_adam
+from runtime.core.data_parallel import DataParallel
 from runtime.core.gradients import clip_grad_norm
 from runtime.core.module import RLModule
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.schedules import PiecewiseSchedule
+from runtime.core.settings import settings_of
 
 Tensors = dict[str, torch.Tensor]
 _Net = TypeVar("_Net", bound=nn.Module)
 
 #: The optimizer of learners with one loss.
 DEFAULT_OPTIMIZER = "default"
+
+
+@dataclass(frozen=True)
+class OptimizerSettings:
+    """One named optimizer: its learning rate (or ``[[timestep, lr], ...]`` schedule), its
+    gradient clipping by global norm (None: none) and ``torch.optim.Adam`` keywords."""
+
+    lr: float
+    lr_schedule: Any = None
+    grad_clip: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LearnerSettings:
+    """What the default optimizer is made from; a config without ``lr_schedule`` or
+    ``grad_clip`` has no schedule or clipping."""
+
+    lr: float
+    optimizer: Mapping[str, Any]
+    lr_schedule: Any = None
+    grad_clip: float | None = None
 
 
 class Learner:
@@ -36,16 +64,24 @@ class Learner:
         self.device = device or torch.device("cpu")
         self.global_timestep = 0
         self.num_grad_updates = 0
-        clip = config.get("grad_clip")
-        self.grad_clip = None if clip is None else float(clip)
         self.schedules: dict[str, PiecewiseSchedule] = {}
         self._values: dict[str, float] = {}
-        self.add_schedule("lr", config.get("lr_schedule"), float(config["lr"]))
+        self.optimizer_specs: dict[str, OptimizerSettings] = dict(self.optimizer_settings())
+        for name, settings in self.optimizer_specs.items():
+            self.add_schedule(self.lr_schedule_name(name), settings.lr_schedule, settings.lr)
+        default = self.optimizer_specs.get(DEFAULT_OPTIMIZER)
+        #: The default optimizer's clipping (optimizers without settings of their own use it).
+        self.grad_clip = default.grad_clip if default is not None else None
         self.target_networks: dict[str, tuple[nn.Module, nn.Module]] = {}
         self.optimizers: dict[str, torch.optim.Optimizer] = self.build_optimizers()
-        self._params = {
-            name: list(opt.param_groups[0]["params"]) for name, opt in self.optimizers.items()
+        #: Each optimizer's parameters, in its order (gradients are set and clipped on these).
+        self.param_lists: dict[str, list[torch.Tensor]] = {
+            name: [p for group in opt.param_groups for p in group["params"]]
+            for name, opt in self.optimizers.items()
         }
+        #: Splits gradient steps over towers and learner processes; None: this learner alone.
+        self.parallel: DataParallel | None = None
+        self._reported: dict[str, Any] = {}
         self.setup()
 
     def setup(self) -> None:
@@ -54,11 +90,38 @@ class Learner:
 
     # ------------------------------------------------------------------ optimizers
 
+    def optimizer_settings(self) -> Mapping[str, OptimizerSettings]:
+        """The named optimizers and their settings. By default one, ``"default"``, from the
+        config's ``lr``, ``lr_schedule``, ``grad_clip`` and ``optimizer``; a learner with
+        several (actor, critic, entropy) returns each with its own fields."""
+        settings = settings_of(LearnerSettings, self.config, type(self).__name__)
+        clip = settings.grad_clip
+        return {
+            DEFAULT_OPTIMIZER: OptimizerSettings(
+                lr=float(settings.lr),
+                lr_schedule=settings.lr_schedule,
+                grad_clip=None if clip is None else float(clip),
+                options=settings.optimizer or {},
+            )
+        }
+
+    def optimizer_parameters(self, name: str) -> Iterable[nn.Parameter]:
+        """The parameters optimizer ``name`` steps: the whole module by default."""
+        return self.module.parameters()
+
     def build_optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        """The optimizers by name; one Adam over the whole module by default (``optimizer``
-        in the config gives its extra arguments)."""
-        options = self.config.get("optimizer") or {}
-        return {DEFAULT_OPTIMIZER: make_adam(self.module.parameters(), self.cur_lr, options)}
+        """The optimizers by name: an Adam per ``optimizer_settings`` entry over its
+        ``optimizer_parameters``."""
+        return {
+            name: make_adam(self.optimizer_parameters(name), self.lr_of(name), settings.options)
+            for name, settings in self.optimizer_specs.items()
+        }
+
+    @staticmethod
+    def lr_schedule_name(optimizer: str) -> str:
+        """The schedule of ``optimizer``'s learning rate: ``lr`` for the default one,
+        ``<name>_lr`` for the others."""
+        return "lr" if optimizer == DEFAULT_OPTIMIZER else f"{optimizer}_lr"
 
     # ------------------------------------------------------------------ schedules
 
@@ -74,7 +137,10 @@ class Learner:
 
     @property
     def cur_lr(self) -> float:
-        return self.scheduled("lr")
+        """The default optimizer's learning rate (the first optimizer's, without one)."""
+        if "lr" in self._values or not self.optimizer_specs:
+            return self.scheduled("lr")
+        return self.scheduled(self.lr_schedule_name(next(iter(self.optimizer_specs))))
 
     def on_timestep(self, timestep: int) -> None:
         """Move every schedule to the global ``timestep`` (and the optimizers' learning rate)."""
@@ -87,8 +153,9 @@ class Learner:
                 group["lr"] = lr
 
     def lr_of(self, optimizer: str) -> float:
-        """The learning rate of ``optimizer`` now (the ``lr`` schedule for all by default)."""
-        return self.cur_lr
+        """The learning rate of ``optimizer`` now: its own schedule, else the ``lr`` one."""
+        name = self.lr_schedule_name(optimizer)
+        return self.scheduled(name) if name in self._values else self.cur_lr
 
     # ------------------------------------------------------------------ target networks
 
@@ -115,7 +182,21 @@ class Learner:
 
     def compute_loss(self, batch: Tensors) -> tuple[torch.Tensor, dict[str, Any]]:
         """The loss to minimise on ``batch`` (tensors by column name) and the stats to report."""
-        raise NotImplementedError(f"{type(self).__name__} must implement compute_loss()")
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement compute_loss() or compute_losses()"
+        )
+
+    def compute_losses(self, batch: Tensors) -> dict[str, torch.Tensor]:
+        """The loss of each optimizer to step on ``batch``, by optimizer name (a subset: an
+        optimizer left out is not stepped, e.g. TD3's delayed actor). Stats go to
+        ``report()``. By default ``compute_loss`` for the default optimizer."""
+        loss, stats = self.compute_loss(batch)
+        self.report(**stats)
+        return {DEFAULT_OPTIMIZER: loss}
+
+    def report(self, **stats: Any) -> None:
+        """Stats of the current gradient step (tensors stay on the device until the end)."""
+        self._reported.update(stats)
 
     def update(self, batch: SampleBatch) -> dict[str, Any]:
         """Learn on one train batch; returns ``{"learner_stats": ..., "num_grad_updates": n}``.
@@ -136,22 +217,79 @@ class Learner:
                 out[name] = torch.as_tensor(values, device=self.device)
         return out
 
-    def gradient_step(self, tensors: Tensors, optimizer: str = DEFAULT_OPTIMIZER) -> dict[str, Any]:
-        """One step of ``optimizer`` on ``compute_loss(tensors)``; the stats stay detached
-        tensors (read them once, at the end: turning each into a float stalls every step)."""
-        loss, stats = self.compute_loss(tensors)
-        self.optimizers[optimizer].zero_grad(set_to_none=True)
-        loss.backward()  # type: ignore[no-untyped-call]
-        stats.update(self.apply_gradients(optimizer))
+    def gradient_step(self, tensors: Tensors, optimizer: str | None = None) -> dict[str, Any]:
+        """One step of each optimizer ``compute_losses(tensors)`` returns a loss for (of
+        ``optimizer`` alone on ``compute_loss`` when named), split over the towers and learner
+        processes of ``parallel`` when there are several. The stats stay detached tensors (read
+        them once, at the end: turning each into a float stalls every step)."""
+        if self.parallel is None:
+            losses, stats = self.losses_of(tensors, optimizer)
+            names = list(losses)
+            if len(losses) == 1:
+                # One loss: one backward pass into everything it reaches.
+                self.optimizers[names[0]].zero_grad(set_to_none=True)
+                losses[names[0]].backward()  # type: ignore[no-untyped-call]
+            else:
+                self.set_gradients(self.gradients_of(losses))
+        else:
+            names, stats = self.parallel.compute_gradients(tensors, optimizer)
+        stats.update(self.apply_gradients(names))
         return {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in stats.items()}
 
-    def apply_gradients(self, optimizer: str = DEFAULT_OPTIMIZER) -> dict[str, torch.Tensor]:
-        """Clip the accumulated gradients (``grad_clip``) and step ``optimizer``; returns
-        ``{"grad_gnorm": norm}`` when clipping."""
+    def losses_of(
+        self, tensors: Tensors, optimizer: str | None = None
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """The losses by optimizer name and the reported stats of one pass over ``tensors``."""
+        self._reported = {}
+        if optimizer is not None:
+            loss, stats = self.compute_loss(tensors)
+            return {optimizer: loss}, stats
+        losses = self.compute_losses(tensors)
+        unknown = [name for name in losses if name not in self.optimizers]
+        if unknown:
+            raise KeyError(
+                f"{type(self).__name__}.compute_losses() returned losses for {unknown}, which "
+                f"are not optimizers; optimizers: {', '.join(self.optimizers)}"
+            )
+        stats, self._reported = self._reported, {}
+        return dict(losses), stats
+
+    def gradients_of(
+        self, losses: Mapping[str, torch.Tensor], weight: float = 1.0
+    ) -> dict[str, list[torch.Tensor | None]]:
+        """The gradient of each loss with respect to its own optimizer's parameters only (an
+        actor's loss that runs through the critic leaves the critic's gradient alone), each
+        loss scaled by ``weight``."""
+        names = list(losses)
+        out: dict[str, list[torch.Tensor | None]] = {}
+        for i, name in enumerate(names):
+            loss = losses[name] if weight == 1.0 else losses[name] * weight
+            params = self.param_lists[name]
+            grads = torch.autograd.grad(
+                loss, params, retain_graph=i < len(names) - 1, allow_unused=True
+            )
+            out[name] = list(grads)
+        return out
+
+    def set_gradients(self, grads: Mapping[str, Sequence[torch.Tensor | None]]) -> None:
+        for name, values in grads.items():
+            for param, grad in zip(self.param_lists[name], values, strict=True):
+                param.grad = grad
+
+    def apply_gradients(
+        self, optimizers: str | Iterable[str] = DEFAULT_OPTIMIZER
+    ) -> dict[str, torch.Tensor]:
+        """Clip each optimizer's gradients by its own ``grad_clip`` and step it; returns
+        ``grad_gnorm`` (one optimizer) or ``<name>_grad_gnorm`` (several) where clipping."""
+        names = [optimizers] if isinstance(optimizers, str) else list(optimizers)
         stats = {}
-        if self.grad_clip is not None:
-            stats["grad_gnorm"] = clip_grad_norm(self._params[optimizer], self.grad_clip)
-        self.optimizers[optimizer].step()
+        for name in names:
+            settings = self.optimizer_specs.get(name)
+            clip = settings.grad_clip if settings is not None else self.grad_clip
+            if clip is not None:
+                key = "grad_gnorm" if len(names) == 1 else f"{name}_grad_gnorm"
+                stats[key] = clip_grad_norm(self.param_lists[name], clip)
+            self.optimizers[name].step()
         self.num_grad_updates += 1
         return stats
 

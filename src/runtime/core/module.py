@@ -11,6 +11,7 @@ deterministic actor returns ``actions``. Critics add ``vf_preds``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -20,8 +21,23 @@ from torch import nn
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
 from runtime.core.sample_batch import SampleBatch as SB
+from runtime.core.settings import settings_of
 
 Tensors = dict[str, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class ModuleSettings:
+    """What every module reads: the model dict."""
+
+    model: Any
+
+
+@dataclass(frozen=True)
+class ActorCriticSettings:
+    """``use_critic``: a config without the key has no critic."""
+
+    use_critic: bool = False
 
 
 class RLModule(nn.Module):
@@ -42,7 +58,9 @@ class RLModule(nn.Module):
         super().__init__()
         self.observation_space = observation_space
         self.action_space = action_space
-        self.model_config: dict[str, Any] = dict(config["model"])
+        self.model_config: dict[str, Any] = dict(
+            settings_of(ModuleSettings, config, type(self).__name__).model
+        )
 
     #: True when the module has a value function (``vf_preds``, ``compute_values``).
     has_critic: bool = False
@@ -88,7 +106,8 @@ class ActorCriticModule(RLModule):
         self.model: TorchModel = ModelCatalog.get_model(
             observation_space, action_space, num_outputs, self.model_config
         )
-        self.has_critic = bool(config.get("use_critic", False))
+        settings = settings_of(ActorCriticSettings, config, type(self).__name__)
+        self.has_critic = bool(settings.use_critic)
         self.separate_value_network = self.has_critic and bool(
             getattr(self.model, "separate_value_network", False)
         )

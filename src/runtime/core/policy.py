@@ -1,7 +1,10 @@
 """``TorchPolicy``: one policy as the workers see it. Acting is the module's forward passes plus
-an exploration strategy; learning is delegated to a ``Learner``, made on first use (only the
-worker that learns ever makes one). ``PolicyBuilder`` is what an algorithm hands its workers to
-make policies with its module, learner, postprocessing steps and exploration strategies.
+an exploration strategy. In an ``Algorithm`` the policy's learner lives in the algorithm's
+``LearnerGroup`` over a module of its own; the driver's copy of the policy is attached to it
+(``learner``, ``learn_on_batch`` and the learner state go there). A policy used on its own
+makes a learner over its own module on first use. ``PolicyBuilder`` is what an algorithm hands
+its workers to make policies with its module, learner, postprocessing steps and exploration
+strategies.
 
 The policy sees preprocessed (and filtered) observations; the RolloutWorker owns the
 preprocessor and the filter.
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -23,13 +26,25 @@ from runtime.core.distributions import ActionDistribution, Deterministic
 from runtime.core.exploration import build_exploration
 from runtime.core.learner import DEFAULT_OPTIMIZER, Learner
 from runtime.core.module import ActorCriticModule, RLModule
+from runtime.core.module_spec import ModuleSpec
 from runtime.core.sample_batch import SampleBatch
+from runtime.core.settings import settings_of
+from runtime.core.space_support import SpaceTypes, check_spaces
+
+if TYPE_CHECKING:
+    from runtime.core.learner_group import LearnerGroup
 
 Array = npt.NDArray[Any]
+S = TypeVar("S")
 #: A postprocessing step: adds columns to a fragment's ``(T, N)`` columns, in place.
 Postprocessor = Callable[[dict[str, Array], "TorchPolicy"], None]
 #: The exploration strategies of the policy-gradient family.
 SAMPLING_EXPLORATIONS = ("StochasticSampling", "Random")
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    explore: bool
 
 
 class TorchPolicy:
@@ -48,11 +63,21 @@ class TorchPolicy:
         explorations: Sequence[str] = SAMPLING_EXPLORATIONS,
         algorithm: str = "",
         worker_index: int = 0,
+        observation_spaces: SpaceTypes = (),
+        action_spaces: SpaceTypes = (),
     ) -> None:
+        check_spaces(
+            algorithm or type(self).__name__,
+            observation_space,
+            action_space,
+            observation_spaces,
+            action_spaces,
+        )
         self.observation_space = observation_space
         self.action_space = action_space
         self.config = config
         self.device = device or torch.device("cpu")
+        self.module_class = module_class
         self.module = module_class(observation_space, action_space, config).to(self.device)
         self.dist_class = self.module.dist_class
         self.exploration = build_exploration(
@@ -66,14 +91,50 @@ class TorchPolicy:
         self.postprocessing = tuple(postprocessing)
         self.learner_class = learner_class
         self._learner: Learner | None = None
+        #: The learner group (and this policy's id in it) that learns for this policy.
+        self._learner_group: tuple[LearnerGroup, str] | None = None
         self.global_timestep = 0
-        self._explore = bool(config["explore"])
+        self._settings: dict[type[Any], Any] = {}
+        self._explore = bool(self.settings(PolicySettings, type(self).__name__).explore)
 
     # ------------------------------------------------------------------ parts
 
+    def settings(self, settings_class: type[S], component: str) -> S:
+        """The settings ``component`` reads from this policy's config (built on first use, then
+        kept: postprocessing steps ask for theirs every fragment)."""
+        built = self._settings.get(settings_class)
+        if built is None:
+            built = settings_of(settings_class, self.config, component)
+            self._settings[settings_class] = built
+        return built
+
+    def module_spec(self) -> ModuleSpec:
+        """What this policy's module and learner are built from (a learner builds its own)."""
+        return ModuleSpec(
+            self.observation_space,
+            self.action_space,
+            self.config,
+            self.module_class,
+            self.learner_class,
+        )
+
+    def attach_learner_group(self, group: LearnerGroup, policy_id: str) -> None:
+        """Learn through ``group``'s learner of ``policy_id`` from now on."""
+        self._learner_group = (group, policy_id)
+        group.attach(policy_id, self)
+
     @property
     def learner(self) -> Learner:
-        """The learner of this policy (made on first use)."""
+        """The learner of this policy: the learner group's, or one of its own (made on first
+        use) for a policy outside an algorithm."""
+        if self._learner_group is not None:
+            group, policy_id = self._learner_group
+            if not group.is_local:
+                raise ValueError(
+                    f"policy {policy_id!r} learns in remote learner workers; use "
+                    "algo.learner_group for its learner state"
+                )
+            return group.learner(policy_id)
         if self._learner is None:
             if self.learner_class is None:
                 raise ValueError("this policy has no learner_class: it only acts")
@@ -170,9 +231,24 @@ class TorchPolicy:
     def learn_on_batch(self, batch: SampleBatch) -> dict[str, Any]:
         """Learn on one train batch (the learner's ``update``); returns the learner info, with
         the exploration's ``stats()`` (e.g. ``cur_epsilon``) among its ``learner_stats``."""
-        info = self.learner.update(batch)
+        if self._learner_group is not None:
+            group, policy_id = self._learner_group
+            info = group.update(policy_id, batch)
+            self.pull_weights()
+        else:
+            info = self.learner.update(batch)
         info.setdefault("learner_stats", {}).update(self.exploration.stats())
         return info
+
+    def pull_weights(self) -> None:
+        """Take the weights of the learner group's learner (attached policies only)."""
+        if self._learner_group is None:
+            return
+        group, policy_id = self._learner_group
+        if group.is_local:
+            group.copy_weights_into(policy_id, self.module)
+        else:
+            self.set_weights(group.get_weights([policy_id])[policy_id])
 
     def on_global_var_update(self, global_vars: Mapping[str, Any]) -> None:
         """Receive the global timestep: exploration and (where learning) schedules follow it."""
@@ -213,7 +289,12 @@ class TorchPolicy:
             "global_timestep": self.global_timestep,
             "exploration": self.exploration.get_state(),
         }
-        if self._learner is not None:
+        if self._learner_group is not None:
+            group, policy_id = self._learner_group
+            learner_state = group.learner_state(policy_id)
+            if learner_state is not None:
+                state["learner"] = learner_state
+        elif self._learner is not None:
             state["learner"] = self._learner.get_state()
         return state
 
@@ -222,7 +303,10 @@ class TorchPolicy:
         if "weights" in state:
             self.set_weights(state["weights"])
         self.exploration.set_state(state.get("exploration", {}))
-        if "learner" in state and self.learner_class is not None:
+        if "learner" in state and self._learner_group is not None:
+            group, policy_id = self._learner_group
+            group.set_learner_state(policy_id, state["learner"])
+        elif "learner" in state and self.learner_class is not None:
             self.learner.set_state(state["learner"])
         self.on_global_var_update({"timestep": int(state.get("global_timestep", 0))})
 
@@ -238,6 +322,9 @@ class PolicyBuilder:
     algorithm: str = ""
     #: The policy class made (a TorchPolicy subclass from a PolicySpec; TorchPolicy for None).
     policy_type: type[TorchPolicy] | None = None
+    #: The space classes the algorithm supports (empty: any).
+    observation_spaces: SpaceTypes = ()
+    action_spaces: SpaceTypes = ()
 
     def __call__(
         self,
@@ -258,4 +345,6 @@ class PolicyBuilder:
             explorations=self.explorations,
             algorithm=self.algorithm,
             worker_index=worker_index,
+            observation_spaces=self.observation_spaces,
+            action_spaces=self.action_spaces,
         )

@@ -9,14 +9,46 @@ observation) after truncation or at the end of a fragment.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from runtime.core.sample_batch import SampleBatch as SB
+from runtime.core.settings import setting, settings_of
 
 Array = npt.NDArray[np.float32]
+
+
+S = TypeVar("S")
+
+
+def _settings(policy: Any, settings_class: type[S], step: str) -> S:
+    """The policy's settings for ``step`` (kept by a ``TorchPolicy``; built from ``config``
+    for anything else that has one)."""
+    cached = getattr(policy, "settings", None)
+    if callable(cached):
+        built: S = cached(settings_class, step)
+        return built
+    return settings_of(settings_class, policy.config, step)
+
+
+@dataclass(frozen=True)
+class AdvantageSettings:
+    """``add_advantages``: a config without GAE keys (PG) computes discounted returns."""
+
+    gamma: float
+    lambda_: float = setting("lambda", default=1.0)
+    use_gae: bool = False
+
+
+@dataclass(frozen=True)
+class NStepSettings:
+    """``add_n_step_returns``: a config without ``n_step`` sums one step."""
+
+    gamma: float
+    n_step: int = 1
 
 
 def compute_advantages(
@@ -71,7 +103,7 @@ def add_advantages(columns: dict[str, npt.NDArray[Any]], policy: Any) -> None:
     from ``rewards``, ``vf_preds`` (zeros without a critic), ``bootstrap_values`` and
     ``segment_ends`` on a fragment's ``(T, N)`` columns; GAE with ``use_gae`` and a critic,
     discounted returns otherwise (see ``compute_advantages``)."""
-    config = policy.config
+    settings = _settings(policy, AdvantageSettings, "add_advantages")
     has_critic = bool(policy.has_critic)
     ends = columns[SB.TERMINATEDS] | columns[SB.SEGMENT_ENDS]
     values = columns.get(SB.VF_PREDS)
@@ -82,9 +114,9 @@ def add_advantages(columns: dict[str, npt.NDArray[Any]], policy: Any) -> None:
         values,
         columns[SB.BOOTSTRAP_VALUES],
         ends,
-        gamma=float(config["gamma"]),
-        lambda_=float(config.get("lambda", 1.0)),
-        use_gae=bool(config.get("use_gae", False)) and has_critic,
+        gamma=float(settings.gamma),
+        lambda_=float(settings.lambda_),
+        use_gae=bool(settings.use_gae) and has_critic,
         use_critic=has_critic,
     )
     columns[SB.ADVANTAGES] = advantages
@@ -97,9 +129,9 @@ def add_n_step_returns(columns: dict[str, npt.NDArray[Any]], policy: Any) -> Non
     last step summed, and ``n_step_gamma`` the discount of the bootstrap, ``gamma ** steps``
     (fewer steps where the segment ends first: a termination, truncation or the fragment's
     end), on a fragment's ``(T, N)`` columns."""
-    config = policy.config
-    n = int(config.get("n_step", 1) or 1)
-    gamma = float(config["gamma"])
+    settings = _settings(policy, NStepSettings, "add_n_step_returns")
+    n = int(settings.n_step or 1)
+    gamma = float(settings.gamma)
     rewards = columns[SB.REWARDS]
     ends = columns[SB.TERMINATEDS] | columns[SB.SEGMENT_ENDS]
     length = len(rewards)

@@ -45,11 +45,12 @@ class EnvRunner(StepLoop):
         callbacks: DefaultCallbacks,
     ) -> None:
         super().__init__(worker, envs, policy, preprocessor, obs_filter, config, callbacks)
+        settings = self.settings
         self.fragment = config.get_rollout_fragment_length()
-        self.complete_episodes = config["batch_mode"] == "complete_episodes"
-        self.soft_horizon = bool(config.get("soft_horizon"))
-        self.no_done_at_end = bool(config.get("no_done_at_end"))
-        self._reward_clip = reward_clipper(config.get("clip_rewards"))
+        self.complete_episodes = settings.batch_mode == "complete_episodes"
+        self.soft_horizon = bool(settings.soft_horizon)
+        self.no_done_at_end = bool(settings.no_done_at_end)
+        self._reward_clip = reward_clipper(settings.clip_rewards)
         self._postprocess_hook = overrides(callbacks, "on_postprocess_trajectory")
         self._batched_values = policy.has_critic and policy.model.separate_value_network
         self._pending: list[dict[str, Array]] = [{} for _ in envs]

@@ -165,9 +165,9 @@ class MultiAgentEnvCopies(MultiAgentEnv):
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__(config)
-        if config is None:
-            config = {}
-        num_agents = config.get("num_agents", 1)
+        # The env's own config (an EnvContext or dict), not the algorithm's.
+        env_config: Mapping[str, Any] = {} if config is None else config
+        num_agents = env_config.get("num_agents", 1)
         if type(num_agents) is not int or num_agents < 1:
             raise MultiAgentEnvError(
                 f"{type(self).__name__}: config['num_agents'] = {num_agents!r} "
@@ -183,7 +183,7 @@ class MultiAgentEnvCopies(MultiAgentEnv):
         if isinstance(source, str):
             envs = [gym.make(source) for _ in range(num_agents)]
         else:
-            envs = [source(config) for _ in range(num_agents)]
+            envs = [source(env_config) for _ in range(num_agents)]
         for env in envs:
             if isinstance(env, MultiAgentEnv) or not (
                 callable(getattr(env, "reset", None)) and callable(getattr(env, "step", None))

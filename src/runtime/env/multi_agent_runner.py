@@ -31,6 +31,7 @@ import numpy.typing as npt
 from runtime.callbacks import DefaultCallbacks, overrides
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
+from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor, reward_clipper
 from runtime.env.agent_rows import AGENT_INDEX, Layout, PolicyRows, trajectory_starts
 from runtime.env.episode import EpisodeMetrics
@@ -38,6 +39,7 @@ from runtime.env.evaluation_runner import split_evenly
 from runtime.env.multi_agent_checks import check_observations, check_reset, check_step
 from runtime.env.multi_agent_episode import MultiAgentEpisode
 from runtime.env.runner_metrics import RunnerMetrics
+from runtime.env.step_loop import RunnerSettings
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -79,18 +81,21 @@ class MultiAgentRunner(RunnerMetrics):
         self.envs = envs
         self.num_envs = len(envs)
         self.config = config
+        self.settings = settings = settings_of(RunnerSettings, config, type(self).__name__)
         self.callbacks = callbacks
         self.fragment = config.get_rollout_fragment_length()
-        self.by_agent_steps = config["count_steps_by"] == "agent_steps"
-        self.complete_episodes = config["batch_mode"] == "complete_episodes"
-        self.no_done_at_end = bool(config.get("no_done_at_end"))
-        self.horizon = int(config.get("horizon") or 0)
-        self.seed = config.get("seed")
-        self.observation_fn = config["observation_fn"]
-        self.checking = not bool(config.get("disable_env_checking", False))
-        self._normalize = bool(config["normalize_actions"])
-        self._clip = bool(config["clip_actions"])
-        self._reward_clip = reward_clipper(config.get("clip_rewards"))
+        self.by_agent_steps = settings.count_steps_by == "agent_steps"
+        self.complete_episodes = settings.batch_mode == "complete_episodes"
+        self.no_done_at_end = bool(settings.no_done_at_end)
+        self.horizon = int(settings.horizon or 0)
+        self.seed = settings.seed
+        self.observation_fn = settings.observation_fn
+        self.checking = not bool(settings.disable_env_checking)
+        #: An evaluation runner: its samples are not recorded, its filters not updated.
+        self.in_evaluation = bool(settings.in_evaluation)
+        self._normalize = bool(settings.normalize_actions)
+        self._clip = bool(settings.clip_actions)
+        self._reward_clip = reward_clipper(settings.clip_rewards)
         self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
         self._step_hook = "on_episode_step" in self._overridden
         self._postprocess_hook = overrides(callbacks, "on_postprocess_trajectory")
@@ -145,7 +150,7 @@ class MultiAgentRunner(RunnerMetrics):
             if not keep.all():
                 kept_keys = [key for key, k in zip(keys, keep, strict=True) if k]
                 self._to_act[waiting_id] = (kept_keys, obs[keep], rows[keep])
-        record = not self.config["in_evaluation"]
+        record = not self.in_evaluation
         arrivals: list[Arrival] = []
         for i in sorted(hit):
             self._dropped.add(self.episodes[i].episode_id)
@@ -481,7 +486,7 @@ class MultiAgentRunner(RunnerMetrics):
         for i in range(self.num_envs):
             arrivals.extend(self._reset_arrivals(i, first=not self._started))
         self._started = True
-        self._take_arrivals(arrivals, update=not self.config["in_evaluation"], record=False)
+        self._take_arrivals(arrivals, update=not self.in_evaluation, record=False)
         self.perf["env_reset"] += time.perf_counter() - start
 
     # ------------------------------------------------------------------ sampling

@@ -23,18 +23,17 @@ Spaces = tuple[gym.Space[Any], gym.Space[Any]]
 ToTrain = Collection[str] | Callable[..., bool] | None
 
 
-def configured_policies(config: AlgorithmConfig) -> dict[str, PolicySpec]:
+def configured_policies(policies: Mapping[str, PolicySpec]) -> dict[str, PolicySpec]:
     """``multiagent.policies``, or ``{"default_policy": PolicySpec()}`` when none are set."""
-    policies = dict(config["policies"])
-    return policies or {DEFAULT_POLICY_ID: PolicySpec()}
+    return dict(policies) or {DEFAULT_POLICY_ID: PolicySpec()}
 
 
-def is_multi_agent(config: AlgorithmConfig, env: Any) -> bool:
-    """Whether a worker samples with the multi-agent runner: a MultiAgentEnv, or policies other
-    than the default one (which then need a MultiAgentEnv)."""
+def is_multi_agent(policies: Mapping[str, PolicySpec], env: Any) -> bool:
+    """Whether a worker samples with the multi-agent runner: a MultiAgentEnv, or policies
+    (``multiagent.policies``) other than the default one (which then need a MultiAgentEnv)."""
     if isinstance(env, MultiAgentEnv):
         return True
-    return set(configured_policies(config)) != {DEFAULT_POLICY_ID}
+    return set(configured_policies(policies)) != {DEFAULT_POLICY_ID}
 
 
 def default_mapping(agent_id: Any, episode: Any = None, worker: Any = None, **kwargs: Any) -> str:
@@ -42,8 +41,8 @@ def default_mapping(agent_id: Any, episode: Any = None, worker: Any = None, **kw
     return DEFAULT_POLICY_ID
 
 
-def mapping_fn_of(config: AlgorithmConfig) -> Callable[..., str]:
-    fn = config["policy_mapping_fn"]
+def mapping_fn_of(fn: Callable[..., str] | None) -> Callable[..., str]:
+    """``policy_mapping_fn``, or ``default_mapping`` when none is set."""
     return fn if fn is not None else default_mapping
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import gymnasium as gym
@@ -23,6 +24,7 @@ from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.policy import PolicyBuilder
 from runtime.core.policy_map import PolicyMap
 from runtime.core.sample_batch import SampleBatch
+from runtime.core.settings import settings_of
 from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import EnvCreator
 from runtime.env.env_runner import EnvRunner
@@ -47,6 +49,30 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What a ``RolloutWorker`` reads of the config, built once when the worker is built (its
+    runner, its policies and their preprocessors and filters read their own)."""
+
+    seed: int | None
+    callbacks: Any
+    env: Any
+    env_config: Mapping[str, Any]
+    num_envs_per_worker: int
+    num_gpus_per_worker: float
+    observation_space: gym.Space[Any] | None
+    action_space: gym.Space[Any] | None
+    policies: Mapping[str, PolicySpec]
+    policy_mapping_fn: Callable[..., str] | None
+    policies_to_train: ToTrain
+    policy_map_capacity: int
+    policy_map_cache: str | None
+    output_compress_columns: Sequence[str]
+    output_max_file_size: int
+    fake_sampler: bool
+    in_evaluation: bool
+
+
 class RolloutWorker(WorkerPolicies):
     """Samples experience in ``num_envs_per_worker`` sub-envs with its policies (one,
     ``default_policy``, for a single-agent env; those of ``multiagent.policies`` for a
@@ -69,18 +95,19 @@ class RolloutWorker(WorkerPolicies):
         if registered_models:
             ModelCatalog.restore_registered(registered_models)
         self.config = config
+        self.settings = settings = settings_of(WorkerSettings, config, type(self).__name__)
         self.worker_index = worker_index
         self.num_workers = num_workers
-        seed = config.get("seed")
+        seed = settings.seed
         if seed is not None:
             worker_seed = int(seed) + worker_index
             random.seed(worker_seed)
             np.random.seed(worker_seed % 2**32)
             torch.manual_seed(worker_seed)
-        callbacks_class = config["callbacks"] or DefaultCallbacks
+        callbacks_class = settings.callbacks or DefaultCallbacks
         self.callbacks: DefaultCallbacks = callbacks_class()
         self.env_context = EnvContext(
-            dict(config["env_config"]),
+            dict(settings.env_config),
             worker_index=worker_index,
             vector_index=0,
             remote=worker_index > 0,
@@ -88,32 +115,34 @@ class RolloutWorker(WorkerPolicies):
         )
         self.envs: list[Any] = []
         if env_creator is not None:
-            for index in range(int(config["num_envs_per_worker"])):
+            for index in range(int(settings.num_envs_per_worker)):
                 context = self.env_context.copy_with_overrides(vector_index=index)
                 env = env_creator(context)
-                _check_env(env, config.get("env"))
+                _check_env(env, settings.env)
                 self.envs.append(env)
                 self.callbacks.on_environment_created(
                     worker=self, sub_environment=env, env_context=context, env_index=index
                 )
         self.policy_class = policy_class
         self.device = torch.device(
-            device if device is not None else _worker_device(config, worker_index)
+            device
+            if device is not None
+            else _worker_device(settings.num_gpus_per_worker, worker_index)
         )
-        self.multi_agent = is_multi_agent(config, self.envs[0] if self.envs else None)
+        self.multi_agent = is_multi_agent(settings.policies, self.envs[0] if self.envs else None)
         if self.multi_agent and self.envs and not isinstance(self.envs[0], MultiAgentEnv):
             raise ValueError(
-                f"policies {sorted(configured_policies(config))} need a multi-agent env, but "
-                f"{config.get('env')!r} made a single-agent {type(self.envs[0]).__name__}; "
+                f"policies {sorted(configured_policies(settings.policies))} need a multi-agent "
+                f"env, but {settings.env!r} made a single-agent {type(self.envs[0]).__name__}; "
                 "wrap it with runtime.make_multi_agent(...) or write a runtime.MultiAgentEnv"
             )
         if self.multi_agent:
             refuse_for_multi_agent(config, f"{type(self).__name__} {worker_index}")
         elif self.envs:
             refuse_for_single_agent(config, f"{type(self).__name__} {worker_index}")
-        self.policy_mapping_fn: Callable[..., str] = mapping_fn_of(config)
-        self.policies_to_train: ToTrain = config["policies_to_train"]
-        self.policy_specs: dict[str, PolicySpec] = configured_policies(config)
+        self.policy_mapping_fn: Callable[..., str] = mapping_fn_of(settings.policy_mapping_fn)
+        self.policies_to_train: ToTrain = settings.policies_to_train
+        self.policy_specs: dict[str, PolicySpec] = configured_policies(settings.policies)
         if policy_spaces is not None and not self.envs:
             # Inferred by a worker that has the env.
             self.policy_spaces = {pid: policy_spaces[pid] for pid in self.policy_specs}
@@ -136,11 +165,11 @@ class RolloutWorker(WorkerPolicies):
             self.writer = BatchWriter(
                 output_dir,
                 worker_index,
-                compress=list(config["output_compress_columns"]),
-                max_file_size=int(config["output_max_file_size"]),
+                compress=list(settings.output_compress_columns),
+                max_file_size=int(settings.output_max_file_size),
             )
         self.policy_map = PolicyMap(
-            int(config["policy_map_capacity"]), config["policy_map_cache"], self._make_policy
+            int(settings.policy_map_capacity), settings.policy_map_cache, self._make_policy
         )
         self.policy_map.after_load = self._policy_reloaded
         self._global_vars: dict[str, Any] = {}
@@ -154,7 +183,7 @@ class RolloutWorker(WorkerPolicies):
         if self.envs and self.multi_agent:
             self.runner = MultiAgentRunner(self, self.envs, config, self.callbacks)
         elif self.envs:
-            runner_class = EvaluationRunner if config["in_evaluation"] else EnvRunner
+            runner_class = EvaluationRunner if settings.in_evaluation else EnvRunner
             self.runner = runner_class(
                 self,
                 self.envs,
@@ -168,8 +197,8 @@ class RolloutWorker(WorkerPolicies):
     def _spaces(
         self, given: tuple[gym.Space[Any], gym.Space[Any]] | None
     ) -> tuple[gym.Space[Any], gym.Space[Any]]:
-        obs_space = self.config.get("observation_space")
-        action_space = self.config.get("action_space")
+        obs_space = self.settings.observation_space
+        action_space = self.settings.action_space
         if self.envs:
             obs_space = obs_space or self.envs[0].observation_space
             action_space = action_space or self.envs[0].action_space
@@ -198,7 +227,7 @@ class RolloutWorker(WorkerPolicies):
         if self.writer is not None and isinstance(batch, SampleBatch):
             # Multi-agent setups are refused output at build (unsupported.py).
             self.writer.write(batch)
-        if self.config["fake_sampler"]:
+        if self.settings.fake_sampler:
             self._fake_batch = batch
         return batch
 
@@ -211,7 +240,7 @@ class RolloutWorker(WorkerPolicies):
     ) -> tuple[list[EpisodeMetrics], int]:
         """Run exactly ``episodes`` episodes or ``timesteps`` steps (evaluation workers only);
         returns the finished episodes and the number of steps."""
-        if isinstance(self.runner, MultiAgentRunner) and self.config["in_evaluation"]:
+        if isinstance(self.runner, MultiAgentRunner) and self.settings.in_evaluation:
             return self.runner.run(episodes=episodes, timesteps=timesteps, reset=reset)
         if not isinstance(self.runner, EvaluationRunner):
             raise ValueError(
@@ -293,10 +322,10 @@ class RolloutWorker(WorkerPolicies):
                 close()
 
 
-def _worker_device(config: Any, worker_index: int) -> str:
+def _worker_device(num_gpus_per_worker: float, worker_index: int) -> str:
     """A remote worker with a GPU share infers on CUDA when torch sees a GPU; otherwise on CPU
     (the share may be meant for the env itself, e.g. a simulator)."""
-    if float(config["num_gpus_per_worker"]) <= 0:
+    if float(num_gpus_per_worker) <= 0:
         return "cpu"
     if torch.cuda.is_available():
         return "cuda"
@@ -304,7 +333,7 @@ def _worker_device(config: Any, worker_index: int) -> str:
         "rollout worker %d was given num_gpus_per_worker=%s but torch sees no CUDA device; "
         "its policy runs on CPU",
         worker_index,
-        config["num_gpus_per_worker"],
+        num_gpus_per_worker,
     )
     return "cpu"
 

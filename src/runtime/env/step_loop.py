@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Container, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import gymnasium as gym
@@ -28,6 +29,7 @@ import numpy.typing as npt
 
 from runtime.callbacks import DefaultCallbacks, overrides
 from runtime.core.policy import TorchPolicy
+from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor
 from runtime.env.episode import Episode, EpisodeMetrics
 from runtime.env.filters import ObservationFilter
@@ -42,6 +44,26 @@ if TYPE_CHECKING:
 Array = npt.NDArray[Any]
 
 _EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    """What the env runners (``EnvRunner``, ``EvaluationRunner``, ``MultiAgentRunner``) read of
+    the config, built once when a runner is built; the step loops keep what they use in
+    attributes."""
+
+    batch_mode: str
+    count_steps_by: str
+    horizon: int | None
+    soft_horizon: bool
+    no_done_at_end: bool
+    seed: int | None
+    observation_fn: Any
+    disable_env_checking: bool
+    normalize_actions: bool
+    clip_actions: bool
+    clip_rewards: Any
+    in_evaluation: bool
 
 
 class Step(NamedTuple):
@@ -78,18 +100,19 @@ class StepLoop(RunnerMetrics):
         self.preprocessor = preprocessor
         self.filter = obs_filter
         self.config = config
+        self.settings = settings = settings_of(RunnerSettings, config, type(self).__name__)
         self.callbacks = callbacks
         self.num_envs = len(envs)
-        self.horizon = config.get("horizon")
-        self.seed = config.get("seed")
+        self.horizon = settings.horizon
+        self.seed = settings.seed
         self.action_space = policy.action_space
         #: The space reset observations are checked against (None: not checked).
         self._obs_space: gym.Space[Any] | None = None
-        if envs and not config.get("disable_env_checking", False):
+        if envs and not settings.disable_env_checking:
             space = envs[0].observation_space
             self._obs_space = space if isinstance(space, gym.Space) else None
         self._action_fn = action_processor(
-            self.action_space, bool(config["normalize_actions"]), bool(config["clip_actions"])
+            self.action_space, bool(settings.normalize_actions), bool(settings.clip_actions)
         )
         # Hooks the callbacks do not override are not called: episode boundaries are frequent.
         self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import gymnasium as gym
 
@@ -14,6 +14,7 @@ from rlconf.config_checks import DEFAULT_POLICY_ID
 from rlconf.policy_spec import PolicySpec
 from runtime.core.policy import PolicyBuilder, TorchPolicy
 from runtime.core.policy_map import PolicyMap
+from runtime.core.settings import settings_of
 from runtime.env.filters import ObservationFilter, get_filter
 from runtime.env.multi_agent_runner import MultiAgentRunner
 from runtime.env.policy_setup import (
@@ -26,7 +27,19 @@ from runtime.env.policy_setup import (
 )
 from runtime.env.preprocessors import Preprocessor, get_preprocessor
 
+if TYPE_CHECKING:
+    from runtime.core.learner_group import LearnerGroup
+
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PolicyPartsSettings:
+    """What a policy's preprocessor and observation filter are made from, read from the
+    policy's config (the algorithm's, with its spec's overrides) when the policy is added."""
+
+    model: Mapping[str, Any]
+    observation_filter: str
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,19 @@ class WorkerPolicies:
     policy_mapping_fn: Callable[..., str]
     policies_to_train: ToTrain
     _global_vars: dict[str, Any]
+    #: The algorithm's learner group (the driver's local worker only): its policies learn there.
+    learner_group: LearnerGroup | None = None
+
+    def attach_learner_group(self, group: LearnerGroup) -> None:
+        """Let the policies that learn (those with a learner class) learn in ``group``, now and
+        when made again (added, or reloaded after eviction); ``group`` follows this worker's
+        global timestep."""
+        self.learner_group = group
+        group.on_timestep(int(self._global_vars.get("timestep", group.timestep)))
+        for pid in self.policy_map.in_memory():
+            policy = self.policy_map.peek(pid)
+            if policy is not None and policy.learner_class is not None:
+                policy.attach_learner_group(group, pid)
 
     def get_policy(self, policy_id: str = DEFAULT_POLICY_ID) -> TorchPolicy:
         try:
@@ -84,6 +110,8 @@ class WorkerPolicies:
     def set_global_vars(self, global_vars: Mapping[str, Any]) -> None:
         """Hand the policies in memory the global vars; evicted ones get them when reloaded."""
         self._global_vars = dict(global_vars)
+        if self.learner_group is not None and "timestep" in global_vars:
+            self.learner_group.on_timestep(int(global_vars["timestep"]))
         for pid in self.policy_map.in_memory():
             policy = self.policy_map.peek(pid)
             if policy is not None:
@@ -94,21 +122,28 @@ class WorkerPolicies:
     def _add_policy_parts(self, policy_id: str) -> None:
         """The preprocessor and observation filter of a policy (kept when it is evicted)."""
         obs_space = self.policy_spaces[policy_id][0]
-        config = policy_config(self.config, self.policy_specs[policy_id].config)
-        preprocessor = get_preprocessor(obs_space, dict(config["model"]))
+        settings = settings_of(
+            PolicyPartsSettings,
+            policy_config(self.config, self.policy_specs[policy_id].config),
+            f"{type(self).__name__} (policy {policy_id!r})",
+        )
+        preprocessor = get_preprocessor(obs_space, dict(settings.model))
         self.preprocessors[policy_id] = preprocessor
-        self.filters[policy_id] = get_filter(config["observation_filter"], preprocessor.shape)
+        self.filters[policy_id] = get_filter(settings.observation_filter, preprocessor.shape)
 
     def _make_policy(self, policy_id: str) -> TorchPolicy:
         spec = self.policy_specs[policy_id]
         builder = builder_for(spec, self.policy_class)
-        return builder(
+        policy = builder(
             self.preprocessors[policy_id].observation_space,
             self.policy_spaces[policy_id][1],
             policy_config(self.config, spec.config),
             self.device,
             worker_index=self.worker_index,
         )
+        if self.learner_group is not None and policy.learner_class is not None:
+            policy.attach_learner_group(self.learner_group, policy_id)
+        return policy
 
     def _policy_reloaded(self, policy_id: str, policy: TorchPolicy) -> None:
         if self._global_vars:
@@ -156,6 +191,9 @@ class WorkerPolicies:
         function and ``policies_to_train`` change when given."""
         if policy_id in self.policy_map:
             del self.policy_map[policy_id]
+        if self.learner_group is not None:
+            # A replaced policy learns from scratch, with a learner made from its new spec.
+            self.learner_group.remove_policy(policy_id)
         self.policy_specs[policy_id] = spec
         if spec.observation_space is None or spec.action_space is None:
             given = {policy_id: spaces} if spaces is not None else None
@@ -199,6 +237,8 @@ class WorkerPolicies:
         if policy_id not in self.policy_map:
             raise KeyError(f"no policy {policy_id!r}; policies: {', '.join(self.policy_map)}")
         del self.policy_map[policy_id]
+        if self.learner_group is not None:
+            self.learner_group.remove_policy(policy_id)
         for table in (self.policy_specs, self.policy_spaces, self.preprocessors, self.filters):
             table.pop(policy_id, None)
         if policy_mapping_fn is not None:

@@ -10,19 +10,57 @@ otherwise the error propagates.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import gymnasium as gym
 
+from rlconf.errors import ConfigError
 from runtime.cluster.placement import wait_until_placed
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.policy import PolicyBuilder
+from runtime.core.settings import settings_of
 from runtime.env.env_registry import EnvCreator, registered_envs
 from runtime.env.rollout_worker import RolloutWorker
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+class RemoteRolloutWorker(RolloutWorker):
+    """A ``RolloutWorker`` as a Ray actor: a ``ConfigError`` raised while it is built is kept
+    and raised by ``check_built()``, so that the driver gets it as the ``ConfigError`` it is
+    (an actor that dies in its constructor reaches the driver as a bare ``ActorDiedError``)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._build_error: ConfigError | None = None
+        try:
+            super().__init__(**kwargs)
+        except ConfigError as error:
+            self._build_error = error
+
+    def check_built(self) -> None:
+        if self._build_error is not None:
+            raise self._build_error
+
+
+@dataclass(frozen=True)
+class WorkerSetSettings:
+    """What a ``WorkerSet`` reads of the config, built once when the set is built: where the
+    local worker gets an env, the remote workers' resources, environment variables and env,
+    what happens to failed ones, and whether merged filters go back to the workers."""
+
+    create_env_on_driver: bool
+    num_cpus_per_worker: float
+    num_gpus_per_worker: float
+    custom_resources_per_worker: Mapping[str, float]
+    extra_python_environs_for_worker: Mapping[str, str]
+    env: Any
+    ignore_worker_failures: bool
+    recreate_failed_workers: bool
+    placement_timeout_s: float
+    synchronize_filters: bool
 
 
 class WorkerFailure(RuntimeError):
@@ -45,6 +83,7 @@ class WorkerSet:
         output_dir: str | None = None,
     ) -> None:
         self.config = config
+        self.settings = settings_of(WorkerSetSettings, config, type(self).__name__)
         self.env_creator = env_creator
         self.policy_class = policy_class
         self.name = name
@@ -62,12 +101,13 @@ class WorkerSet:
         for index in range(1, num_workers + 1):
             self._remote[index] = self._start_remote(index, num_workers)
         if self._remote:
+            self._check_built(list(self._remote.values()))
             first = next(iter(self._remote.values()))
             self._spaces, self._policy_spaces = self._get(
                 [first.get_spaces.remote(), first.get_policy_spaces.remote()]
             )
         if local_has_env is None:
-            local_has_env = num_workers == 0 or bool(config.get("create_env_on_driver"))
+            local_has_env = num_workers == 0 or bool(self.settings.create_env_on_driver)
         self._local: RolloutWorker | None = None
         if local_worker:
             self._local = RolloutWorker(
@@ -91,20 +131,21 @@ class WorkerSet:
         from runtime.cluster.ray_session import ensure_ray
 
         ensure_ray(self.config)
-        actor_class = ray.remote(RolloutWorker)
+        settings = self.settings
+        actor_class = ray.remote(RemoteRolloutWorker)
         options = {
-            "num_cpus": float(self.config["num_cpus_per_worker"]),
-            "num_gpus": float(self.config["num_gpus_per_worker"]),
-            "resources": dict(self.config["custom_resources_per_worker"]) or None,
+            "num_cpus": float(settings.num_cpus_per_worker),
+            "num_gpus": float(settings.num_gpus_per_worker),
+            "resources": dict(settings.custom_resources_per_worker) or None,
             "max_restarts": 0,
             **self._remote_options(index),
         }
-        environs = dict(self.config["extra_python_environs_for_worker"])
+        environs = dict(settings.extra_python_environs_for_worker)
         if environs:
             # Per actor, so that they also apply on a cluster rlconf did not start (Tune's).
             options["runtime_env"] = {"env_vars": environs}
         creators = registered_envs()
-        env = self.config.get("env")
+        env = settings.env
         creator = creators.get(env) if isinstance(env, str) else None
         return actor_class.options(**options).remote(
             env_creator=creator or self.env_creator,
@@ -116,6 +157,21 @@ class WorkerSet:
             device=None,
             output_dir=self.output_dir,
         )
+
+    def _check_built(self, actors: list[Any]) -> None:
+        """Raise the ``ConfigError`` a remote worker met while it was built (an action space
+        its algorithm does not support, ...) as itself, not as a Ray actor error."""
+        import ray
+
+        try:
+            ray.get([actor.check_built.remote() for actor in actors])
+        except ray.exceptions.RayTaskError as error:
+            if isinstance(error.cause, ConfigError):
+                for actor in actors:
+                    ray.kill(actor, no_restart=True)
+                self._remote.clear()
+                raise error.cause from None
+            raise
 
     @staticmethod
     def _get(refs: Any) -> Any:
@@ -146,9 +202,12 @@ class WorkerSet:
     ) -> list[tuple[int, T]]:
         """Run ``func(worker)`` on remote workers; returns ``(index, result)`` of the ones that
         answered, handling failed workers as the fault-tolerance settings say."""
+        targets = [i for i in (indices or list(self._remote)) if i in self._remote]
+        if not targets:
+            # Without remote workers (the embedded default) Ray is never imported.
+            return []
         import ray
 
-        targets = [i for i in (indices or list(self._remote)) if i in self._remote]
         refs = {i: self._remote[i].apply.remote(func) for i in targets}
         results: list[tuple[int, T]] = []
         failed: list[int] = []
@@ -168,9 +227,7 @@ class WorkerSet:
         return results
 
     def _tolerates_failures(self) -> bool:
-        return bool(
-            self.config.get("ignore_worker_failures") or self.config.get("recreate_failed_workers")
-        )
+        return bool(self.settings.ignore_worker_failures or self.settings.recreate_failed_workers)
 
     def _handle_failures(self, failed: list[int]) -> None:
         if not self._tolerates_failures():
@@ -184,7 +241,7 @@ class WorkerSet:
         for index in failed:
             actor = self._remote.pop(index)
             ray.kill(actor, no_restart=True)
-        if self.config.get("recreate_failed_workers"):
+        if self.settings.recreate_failed_workers:
             self.recreate(failed)
 
     def recreate(self, indices: list[int]) -> None:
@@ -197,7 +254,7 @@ class WorkerSet:
         forever."""
         import ray
 
-        timeout_s = float(self.config["placement_timeout_s"])
+        timeout_s = float(self.settings.placement_timeout_s)
         for index in indices:
             wait_until_placed(
                 self._remote_options(index),
@@ -293,7 +350,7 @@ class WorkerSet:
             return
         buffers = [b for _, b in self.call_remote(lambda w: w.get_filters(flush_after=True))]
         self._local.merge_filter_buffers(buffers)
-        if self.config["synchronize_filters"]:
+        if self.settings.synchronize_filters:
             self.sync_filter_states()
 
     def sync_filter_states(self, indices: list[int] | None = None) -> None:

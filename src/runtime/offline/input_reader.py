@@ -4,6 +4,7 @@ and, with ``normalize_actions``, mapped into the policy's [-1, 1] space as they 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -11,7 +12,18 @@ import numpy as np
 
 from rlconf.algorithm_config import AlgorithmConfig
 from runtime.core.sample_batch import SampleBatch
+from runtime.core.settings import settings_of
 from runtime.offline.batch_files import BatchReader, input_files
+
+
+@dataclass(frozen=True)
+class InputSettings:
+    """What the training input is read from (``"sampler"``: no files) and whether its actions
+    are normalised as they are read."""
+
+    input: Any
+    actions_in_input_normalized: bool
+    normalize_actions: bool
 
 
 class NormalizingReader:
@@ -36,12 +48,13 @@ def input_reader(
     config: AlgorithmConfig, action_space: gym.Space[Any]
 ) -> BatchReader | NormalizingReader | None:
     """The reader of the configured input files; None when the input is the sampler."""
-    if config["input"] == "sampler":
+    settings = settings_of(InputSettings, config, "input reader")
+    if settings.input == "sampler":
         return None
-    reader = BatchReader(input_files(config["input"]))
+    reader = BatchReader(input_files(settings.input))
     if (
-        not config["actions_in_input_normalized"]
-        and config["normalize_actions"]
+        not settings.actions_in_input_normalized
+        and settings.normalize_actions
         and isinstance(action_space, gym.spaces.Box)
         and np.all(np.isfinite(action_space.low))
         and np.all(np.isfinite(action_space.high))

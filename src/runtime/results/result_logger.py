@@ -1,6 +1,7 @@
 """The results directory of a run: ``params.json``, ``result.json`` (one JSON object per
 iteration), ``progress.csv`` and TensorBoard event files (tensorboardX), beside the
-``checkpoint_<iteration>`` folders.
+``checkpoint_<iteration>`` folders. Without tensorboardX installed the event files are skipped
+(a note is logged once) and the JSON and CSV files are written as always.
 
 Every file is valid for the tool that reads it: non-finite numbers are written as JSON ``null``
 and as empty CSV cells, and a config holding objects that can't be written as JSON is still
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import math
 import os
 import re
@@ -25,6 +27,11 @@ from rlconf.errors import ConfigError
 #: Parent folder of the results directories unless the config or the CLI says otherwise.
 RESULTS_ROOT_ENV = "RLCONF_RESULTS_DIR"
 DEFAULT_RESULTS_ROOT = "~/rlconf_results"
+
+logger = logging.getLogger(__name__)
+
+#: Whether the note that TensorBoard files are skipped (no tensorboardX) was logged already.
+_noted_no_tensorboard = False
 
 
 def results_root() -> Path:
@@ -117,6 +124,8 @@ class ResultLogger:
         write_text_atomic(self.logdir / "params.json", params_json(config))
         self._columns: list[str] = []
         self._writer: Any = None
+        #: False once tensorboardX was found missing: no event files for this run.
+        self._tensorboard = True
 
     def on_result(self, result: Mapping[str, Any]) -> None:
         # Tune adds the config object to every result; params.json already holds it.
@@ -150,8 +159,15 @@ class ResultLogger:
             csv.DictWriter(out, self._columns).writerow(cells)
 
     def _write_scalars(self, result: Mapping[str, Any]) -> None:
-        from tensorboardX import FileWriter
-        from tensorboardX.proto.summary_pb2 import Summary
+        if not self._tensorboard:
+            return
+        try:
+            from tensorboardX import FileWriter
+            from tensorboardX.proto.summary_pb2 import Summary
+        except ImportError:
+            self._tensorboard = False
+            _note_no_tensorboard()
+            return
 
         if self._writer is None:
             self._writer = FileWriter(str(self.logdir), flush_secs=30)
@@ -168,6 +184,16 @@ class ResultLogger:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+
+def _note_no_tensorboard() -> None:
+    global _noted_no_tensorboard
+    if not _noted_no_tensorboard:
+        _noted_no_tensorboard = True
+        logger.warning(
+            "tensorboardX is not installed: no TensorBoard event files are written "
+            "(result.json and progress.csv are); `pip install tensorboardX` to get them"
+        )
 
 
 def write_text_atomic(path: Path, text: str) -> None:

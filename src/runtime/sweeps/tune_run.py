@@ -6,6 +6,7 @@ import math
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from runtime.cluster.placement import check_plan_fits
 from runtime.cluster.ray_session import ensure_ray
 from runtime.cluster.resources import resource_plan
 from runtime.cluster.tune_support import enable_tune
+from runtime.core.settings import settings_of
 from runtime.results.result_logger import results_root
 from runtime.sweeps.trial_table import TrialTable
 from runtime.training.config_resolution import split_tune_keys
@@ -137,8 +139,14 @@ def _default_name(algo_name: str, env: Any) -> str:
     return f"{algo_name}_{env_name}_sweep_{stamp}"
 
 
+@dataclass(frozen=True)
+class _SweepFolderSettings:
+    logger_config: Mapping[str, Any] | None
+
+
 def _local_dir(config: AlgorithmConfig) -> Path:
-    local_dir = dict(config["logger_config"] or {}).get("local_dir")
+    settings = settings_of(_SweepFolderSettings, config, "sweep")
+    local_dir = dict(settings.logger_config or {}).get("local_dir")
     return (Path(local_dir).expanduser() if local_dir else results_root()).resolve()
 
 

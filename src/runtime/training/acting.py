@@ -10,9 +10,11 @@ from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.config_checks import DEFAULT_POLICY_ID
+from runtime.core.learner_group import LearnerGroup
 from runtime.core.policy import TorchPolicy
 from runtime.env.action_processing import action_processor
 from runtime.env.worker_set import WorkerSet
+from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.trainable import Trainable
 
 
@@ -20,7 +22,9 @@ class Acting(Trainable):
     """The policy and ``compute_*`` part of ``Algorithm`` (mixed into it)."""
 
     config: AlgorithmConfig
+    settings: AlgorithmSettings
     workers: WorkerSet
+    learner_group: LearnerGroup
 
     def get_policy(self, policy_id: str = DEFAULT_POLICY_ID) -> TorchPolicy:
         return self.workers.local_worker().get_policy(policy_id)
@@ -29,7 +33,9 @@ class Acting(Trainable):
         return self.workers.local_worker().get_weights(policies)
 
     def set_weights(self, weights: Mapping[str, Mapping[str, Any]]) -> None:
+        """Set the weights of the given policies: their learners', and every worker's."""
         self.workers.local_worker().set_weights(weights)
+        self.learner_group.set_weights(weights)
         self.workers.sync_weights()
 
     def compute_single_action(
@@ -98,7 +104,8 @@ class Acting(Trainable):
             worker.preprocessors[policy_id].transform_many(observations), update=False
         )
         actions, states, extra = policy.compute_actions(obs, explore=explore)
-        unsquash = self.config["normalize_actions"] if unsquash_action is None else unsquash_action
-        clip = self.config["clip_actions"] if clip_action is None else clip_action
+        settings = self.settings
+        unsquash = settings.normalize_actions if unsquash_action is None else unsquash_action
+        clip = settings.clip_actions if clip_action is None else clip_action
         processed = action_processor(policy.action_space, bool(unsquash), bool(clip))(actions)
         return processed, states, extra

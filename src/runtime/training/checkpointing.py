@@ -14,7 +14,6 @@ JSON under ``state["extra"]`` and numpy arrays as ``.npz`` files (``write_arrays
 from __future__ import annotations
 
 import os
-from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from runtime.env.worker_set import WorkerSet
 from runtime.results.metrics import EpisodeHistory
 from runtime.results.result_logger import ResultLogger
 from runtime.training import checkpoint_files as checkpoints
+from runtime.training.counters import Counters
 from runtime.training.policy_setup_state import decode_setup, encode_setup
 from runtime.training.trainable import Trainable
 
@@ -39,17 +39,27 @@ def policy_state(worker: RolloutWorker) -> tuple[dict[str, Any], dict[str, dict[
     """What a checkpoint holds for each policy of ``worker``: the JSON state (policy id ->
     ``get_state()``: exploration and learner state; saved as ``state["policies"]``) and the
     tensor files (file stem -> state dict): ``policies/<id>/module`` (the weights) and
-    ``policies/<id>/learner/<name>`` for each of the learner's optimizers and target networks."""
+    ``policies/<id>/learner/<name>`` for each of the learner's optimizers and target networks.
+    The learners are those of the worker's learner group (the driver's worker), or a
+    policy's own."""
+    group = worker.learner_group
     json_state: dict[str, Any] = {}
     tensors: dict[str, dict[str, Any]] = {}
     for pid, policy in worker.policy_map.items():
-        if policy.learner_class is not None and worker.is_policy_to_train(pid):
+        learns = policy.learner_class is not None and worker.is_policy_to_train(pid)
+        if group is not None and learns:
+            group.ensure(pid)  # made now, so that its (initial) state is saved
+        elif learns:
             policy.learner  # noqa: B018 - made now, so that its (initial) state is saved
         json_state[pid] = policy.get_json_state()
         tensors[f"policies/{pid}/module"] = policy.module.state_dict()
-        if policy._learner is not None:
-            for name, tensor_state in policy.learner.get_tensor_state().items():
-                tensors[f"policies/{pid}/learner/{name}"] = tensor_state
+        learner_tensors: dict[str, dict[str, Any]] = {}
+        if group is not None and group.has_learner(pid):
+            learner_tensors = group.tensor_state(pid)
+        elif group is None and policy._learner is not None:
+            learner_tensors = policy._learner.get_tensor_state()
+        for name, tensor_state in learner_tensors.items():
+            tensors[f"policies/{pid}/learner/{name}"] = tensor_state
     return json_state, tensors
 
 
@@ -57,20 +67,29 @@ def load_policy_state(worker: RolloutWorker, path: str, state: Mapping[str, Any]
     """Restore each policy of ``worker`` from the checkpoint folder ``path``: the weights and
     the learner's tensors from their files, then ``set_state()`` with its entry in
     ``state["policies"]`` (``state``: the checkpoint's JSON state)."""
+    group = worker.learner_group
     for pid, policy in worker.policy_map.items():
         module = checkpoints.read_tensors(path, f"policies/{pid}/module", policy.device)
         policy.module.load_state_dict(module)
         saved = state["policies"].get(pid, {})
         if policy.learner_class is not None and "learner" in saved:
-            names = policy.learner.get_tensor_state()
-            policy.learner.set_tensor_state(
-                {
-                    name: checkpoints.read_tensors(
-                        path, f"policies/{pid}/learner/{name}", policy.device
-                    )
-                    for name in names
-                }
-            )
+            if group is not None:
+                # The learner starts again from the restored weights.
+                group.remove_policy(pid)
+                policy.attach_learner_group(group, pid)
+                names = group.tensor_state_names(pid)
+                device = group.devices[0]
+            else:
+                names = list(policy.learner.get_tensor_state())
+                device = str(policy.device)
+            tensor_state = {
+                name: checkpoints.read_tensors(path, f"policies/{pid}/learner/{name}", device)
+                for name in names
+            }
+            if group is not None:
+                group.set_tensor_state(pid, tensor_state)
+            else:
+                policy.learner.set_tensor_state(tensor_state)
         policy.set_state(saved)
 
 
@@ -80,7 +99,7 @@ class Checkpointing(Trainable):
     config: AlgorithmConfig
     callbacks: DefaultCallbacks
     workers: WorkerSet
-    _counters: dict[str, int]
+    _counters: Counters
     _num_episodes: int
     _history: EpisodeHistory
 
@@ -103,7 +122,7 @@ class Checkpointing(Trainable):
             "config_problem": config_problem,
             "iteration": self._iteration,
             "time_total": self._time_total,
-            "timesteps_total": self._counters.get("num_env_steps_sampled", 0),
+            "timesteps_total": self._counters.env_steps_sampled,
             "episodes_total": self._num_episodes,
             "counters": dict(self._counters),
             "episode_history": self._history.to_state(),
@@ -164,7 +183,7 @@ class Checkpointing(Trainable):
             self.workers.sync_policy_setup()
         load_policy_state(worker, path, state)
         worker.sync_filters(state.get("filters", {}))
-        self._counters = defaultdict(int, {k: int(v) for k, v in state["counters"].items()})
+        self._counters = Counters(state["counters"])
         self._num_episodes = int(state["episodes_total"])
         self._history.set_state(state["episode_history"])
         self._iteration = int(state["iteration"])

@@ -17,7 +17,7 @@ from runtime.cluster.driver_environment import set_driver_environs
 from runtime.core.exploration import check_exploration
 from runtime.results.result_logger import ResultLogger
 from runtime.training.config_resolution import ConfigInput, resolve_config, split_tune_keys
-from runtime.training.placement_setup import learner_device
+from runtime.training.placement_setup import learner_devices
 from runtime.training.trainable import Trainable
 from runtime.training.unsupported import refuse_unsupported
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from runtime.algorithm import Algorithm
 
 #: What ``reset_config`` releases before it builds again (each set again by ``_build``).
-_BUILT = ("workers", "evaluation_workers", "placement")
+_BUILT = ("workers", "evaluation_workers", "learner_group", "placement")
 
 
 def accepted_config(
@@ -65,7 +65,7 @@ class ConfigReset(Trainable):
             resolved, _ = accepted_config(algorithm_class, new_config, None)
             # The checks the build makes first, made before anything is released: a refused
             # setting leaves the old algorithm running.
-            learner_device(resolved, algorithm_class.__name__)
+            learner_devices(resolved, algorithm_class.__name__)
             check_exploration(resolved, self.explorations, algorithm_class.__name__)
         except BaseException:
             # Tune's reset() has already put the new config dict in its place.

@@ -16,11 +16,13 @@ from concurrent.futures import Future
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
+from runtime.core.settings import settings_of
 from runtime.env.episode import EpisodeMetrics
 from runtime.env.evaluation_runner import split_evenly
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
 from runtime.results.metrics import summarize_episodes
+from runtime.training.evaluation_config import EvaluationDurationSettings
 
 DurationFn = Callable[[int], int]
 
@@ -35,13 +37,15 @@ def finished_future() -> Future[Any]:
 def duration_fn_for(
     config: AlgorithmConfig, num_workers: int, train_future: Future[Any]
 ) -> DurationFn:
-    """Units left to run, given the units done so far in this evaluation."""
-    duration = config["evaluation_duration"]
+    """Units left to run, given the units done so far in this evaluation (``config``: the
+    evaluation config)."""
+    settings = settings_of(EvaluationDurationSettings, config, "evaluation")
+    duration = settings.evaluation_duration
     if duration != "auto":
         return lambda done: int(duration) - done
     per_worker = 1
-    if config["evaluation_duration_unit"] == "timesteps":
-        per_worker = config.get_rollout_fragment_length() * int(config["num_envs_per_worker"])
+    if settings.evaluation_duration_unit == "timesteps":
+        per_worker = config.get_rollout_fragment_length() * int(settings.num_envs_per_worker)
     per_round = max(1, num_workers) * per_worker
 
     def auto(done: int) -> int:

@@ -16,8 +16,11 @@ from rlconf.algorithm_config import AlgorithmConfig
 from runtime.callbacks import DefaultCallbacks
 from runtime.cluster.resources import Role
 from runtime.core.policy import PolicyBuilder
+from runtime.core.settings import settings_of
 from runtime.env.env_registry import EnvCreator
 from runtime.env.worker_set import WorkerSet
+from runtime.training.algorithm_settings import AlgorithmSettings
+from runtime.training.counters import Counters
 from runtime.training.evaluation import (
     DurationFn,
     accepts_train_future,
@@ -27,7 +30,11 @@ from runtime.training.evaluation import (
     placeholder_metrics,
     run_evaluation,
 )
-from runtime.training.evaluation_config import evaluation_config, evaluation_configured
+from runtime.training.evaluation_config import (
+    EvaluationDurationSettings,
+    evaluation_config,
+    evaluation_configured,
+)
 from runtime.training.trainable import Trainable
 
 _T = TypeVar("_T")
@@ -37,12 +44,13 @@ class EvaluationSchedule(Trainable):
     """The evaluation part of ``Algorithm`` (mixed into it)."""
 
     config: AlgorithmConfig
+    settings: AlgorithmSettings
     policy_class: ClassVar[PolicyBuilder]
     callbacks: DefaultCallbacks
     env_creator: EnvCreator | None
     device: str
     workers: WorkerSet
-    _counters: dict[str, int]
+    _counters: Counters
     #: None until evaluation is configured or ``evaluate()`` is first called.
     evaluation_workers: WorkerSet | None
     #: ``{"evaluation": metrics}`` of the last evaluation; ``{}`` before the first.
@@ -63,10 +71,10 @@ class EvaluationSchedule(Trainable):
         """``train_step()``, with an evaluation when one is due this iteration: beside it
         (``evaluation_parallel_to_training``, on the weights from before it), or after it.
         Returns what ``train_step()`` returned and whether an evaluation ran."""
-        config = self.config
-        interval = config["evaluation_interval"]
-        evaluate_now = bool(interval) and (self._iteration + 1) % int(interval) == 0
-        if evaluate_now and config["evaluation_parallel_to_training"]:
+        settings = self.settings
+        interval = settings.evaluation_interval
+        evaluate_now = bool(interval) and (self._iteration + 1) % int(interval or 1) == 0
+        if evaluate_now and settings.evaluation_parallel_to_training:
             self._sync_evaluation_workers()
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlconf-train") as pool:
                 train_future = pool.submit(train_step)
@@ -86,7 +94,7 @@ class EvaluationSchedule(Trainable):
         if evaluated:
             result.update(self.evaluation_metrics)
             return
-        always = self.config["always_attach_evaluation_results"]
+        always = self.settings.always_attach_evaluation_results
         if always and self.evaluation_workers is not None:
             result.update(self.evaluation_metrics or {"evaluation": placeholder_metrics()})
 
@@ -121,7 +129,7 @@ class EvaluationSchedule(Trainable):
             self._sync_evaluation_workers()
         workers = self.evaluation_workers
         assert workers is not None
-        custom = self.config["custom_eval_function"]
+        custom = self.settings.custom_eval_function
         if custom is not None:
             args: tuple[Any, ...] = (self, workers)
             if accepts_train_future(custom):
@@ -136,7 +144,8 @@ class EvaluationSchedule(Trainable):
             metrics.setdefault("weights_version", weights_version)
         else:
             eval_config = workers.config
-            by_episodes = eval_config["evaluation_duration_unit"] == "episodes"
+            unit = settings_of(EvaluationDurationSettings, eval_config, "evaluation")
+            by_episodes = unit.evaluation_duration_unit == "episodes"
             duration_fn = duration_fn or duration_fn_for(
                 eval_config, workers.num_workers, train_future
             )
@@ -149,7 +158,7 @@ class EvaluationSchedule(Trainable):
     def _make_evaluation_workers(self) -> WorkerSet:
         """The evaluation WorkerSet: its local worker when evaluation_num_workers=0, otherwise
         that many remote workers, all running the evaluation config."""
-        num_workers = int(self.config["evaluation_num_workers"])
+        num_workers = int(self.settings.evaluation_num_workers)
         workers = WorkerSet(
             env_creator=self.env_creator,
             config=evaluation_config(self.config),

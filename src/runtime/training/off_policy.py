@@ -13,9 +13,10 @@ SAC, TD3, DDPG). Each training step:
    towards their sources (``tau``: 1.0 copies);
 5. sends the new weights out.
 
-The settings are read from the config when the algorithm's config class has them, with the
-defaults below otherwise (``replay_buffer_config``: ``rlconf.replay_buffer_config``, its keys
-left out taking ``REPLAY_BUFFER_DEFAULTS``). With ``store_buffer_in_checkpoints`` the buffers
+The settings (``OffPolicySettings``: the config's off-policy section, ``OffPolicyArgs``) are
+built at build; a config class without one of them is refused there, naming it
+(``replay_buffer_config``: ``rlconf.replay_buffer_config``, its keys left out taking
+``REPLAY_BUFFER_DEFAULTS``). With ``store_buffer_in_checkpoints`` the buffers
 go into checkpoints as ``.npz`` arrays (``replay_buffers/<n>.npz``, their bookkeeping in the
 checkpoint's JSON) and come back on restore.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,6 +35,7 @@ from runtime.buffers.factory import make_replay_buffer
 from runtime.buffers.prioritized_replay_buffer import PrioritizedReplayBuffer
 from runtime.buffers.replay_buffer import BATCH_INDEXES, ReplayBuffer
 from runtime.core.multi_agent_batch import MultiAgentBatch
+from runtime.core.settings import settings_of
 from runtime.training.checkpoint_files import Arrays, read_arrays
 
 #: The learner info key of the per-row TD errors (a numpy array aligned with the batch's rows).
@@ -41,21 +44,38 @@ TD_ERROR = "td_error"
 BUFFERS_FOLDER = "replay_buffers"
 
 
+@dataclass(frozen=True)
+class OffPolicySettings:
+    """What the off-policy training step reads: every replay algorithm's config declares it
+    (``rlconf.algorithms.off_policy_fields.OffPolicyArgs``)."""
+
+    replay_buffer_config: Mapping[str, Any]
+    num_steps_sampled_before_learning_starts: int
+    training_intensity: float | None
+    target_network_update_freq: int
+    tau: float
+    store_buffer_in_checkpoints: bool
+    train_batch_size: int
+    seed: int | None
+
+
 class OffPolicyAlgorithm(Algorithm):
     #: One buffer per policy id, made when the policy's first batch arrives.
     replay_buffers: dict[str, ReplayBuffer]
 
     def _build(self) -> None:
         # Read once, at build: a step runs every few env steps.
-        config = self.config
+        self.off_policy = settings = settings_of(
+            OffPolicySettings, self.config, type(self).__name__
+        )
         self.replay_buffers = {}
-        self.learning_starts = int(config.get("num_steps_sampled_before_learning_starts", 0) or 0)
-        intensity = config.get("training_intensity")
+        self.learning_starts = int(settings.num_steps_sampled_before_learning_starts)
+        intensity = settings.training_intensity
         self.training_intensity = None if intensity is None else float(intensity)
-        self.target_update_freq = int(config.get("target_network_update_freq", 0) or 0)
-        self.tau = float(config.get("tau", 1.0))
-        self.buffer_settings = config.get("replay_buffer_config")
-        self.store_buffers = bool(config.get("store_buffer_in_checkpoints", False))
+        self.target_update_freq = int(settings.target_network_update_freq)
+        self.tau = float(settings.tau)
+        self.buffer_settings = settings.replay_buffer_config
+        self.store_buffers = bool(settings.store_buffer_in_checkpoints)
         super()._build()
 
     def training_step(self) -> dict[str, Any]:
@@ -80,8 +100,7 @@ class OffPolicyAlgorithm(Algorithm):
             {"timestep": self._counters["num_env_steps_sampled"]}
         )
         batch = MultiAgentBatch.concat_samples(self.sample_round())
-        self._counters["num_env_steps_sampled"] += batch.env_steps()
-        self._counters["num_agent_steps_sampled"] += batch.agent_steps()
+        self._counters.count_sampled(batch)
         for pid, policy_batch in self.to_train(batch).items():
             self.replay_buffer(pid).add(policy_batch)
         return batch
@@ -90,7 +109,7 @@ class OffPolicyAlgorithm(Algorithm):
         """The replay buffer of ``policy_id`` (made on first use)."""
         buffers = self.replay_buffers
         if policy_id not in buffers:
-            seed = self.config.get("seed")
+            seed = self.off_policy.seed
             buffers[policy_id] = make_replay_buffer(
                 self.buffer_settings, seed=None if seed is None else int(seed)
             )
@@ -101,12 +120,12 @@ class OffPolicyAlgorithm(Algorithm):
         """How many minibatches to replay after sampling ``sampled`` env steps."""
         if self.training_intensity is None:
             return 1
-        replayed_per_round = int(self.config["train_batch_size"])
+        replayed_per_round = int(self.off_policy.train_batch_size)
         return max(1, math.floor(self.training_intensity * sampled / replayed_per_round + 0.5))
 
     def replay(self) -> MultiAgentBatch:
         """A minibatch of ``train_batch_size`` rows from the buffer of each policy to train."""
-        size = int(self.config["train_batch_size"])
+        size = int(self.off_policy.train_batch_size)
         worker = self.workers.local_worker()
         return MultiAgentBatch(
             {
@@ -140,18 +159,16 @@ class OffPolicyAlgorithm(Algorithm):
     def maybe_update_targets(self) -> None:
         """Update the target networks when ``target_network_update_freq`` env steps have been
         sampled since the last update."""
-        freq = self.target_update_freq
-        total = self._counters["num_env_steps_sampled"]
-        last = self._counters["last_target_update_ts"]
-        if total - last < freq:
+        if self._counters.env_steps_since_target_update < self.target_update_freq:
             return
-        tau = self.tau
         worker = self.workers.local_worker()
-        for pid in worker.policy_map:
-            if worker.is_policy_to_train(pid):
-                worker.policy_map[pid].learner.update_target_networks(tau)
-        self._counters["last_target_update_ts"] = total
-        self._counters["num_target_updates"] += 1
+        trained = [
+            pid
+            for pid in worker.policy_map
+            if worker.is_policy_to_train(pid) and self.learner_group.has_learner(pid)
+        ]
+        self.learner_group.update_target_networks(trained, self.tau)
+        self._counters.count_target_update()
 
     # ------------------------------------------------------------------ checkpoints
 

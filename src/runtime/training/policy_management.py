@@ -76,6 +76,8 @@ class PolicyManagement(Trainable):
         spaces = local.policy_spaces[policy_id]
         weights = policy.get_weights()
         filter_state = local.filters[policy_id].get_state()
+        # The other workers only act: the learner state stays with the learner group.
+        acting_state = {k: v for k, v in state.items() if k != "learner"}
 
         def add(worker: RolloutWorker) -> None:
             worker.add_policy(
@@ -83,7 +85,7 @@ class PolicyManagement(Trainable):
                 spec,
                 spaces=spaces,
                 weights=weights,
-                state=state,
+                state=acting_state,
                 policy_mapping_fn=policy_mapping_fn,
                 policies_to_train=policies_to_train,
                 filter_state=filter_state,

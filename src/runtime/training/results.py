@@ -4,7 +4,6 @@ iteration."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,8 @@ from runtime.env.episode import EpisodeMetrics
 from runtime.env.worker_set import WorkerSet
 from runtime.results.metrics import EpisodeHistory, summarize_episodes
 from runtime.results.system_usage import SystemUsage
+from runtime.training.algorithm_settings import AlgorithmSettings
+from runtime.training.counters import Counters
 from runtime.training.trainable import Trainable
 
 
@@ -21,9 +22,10 @@ class ResultBookkeeping(Trainable):
     """The counters and result compilation part of ``Algorithm`` (mixed into it)."""
 
     config: AlgorithmConfig
+    settings: AlgorithmSettings
     workers: WorkerSet
-    #: num_env_steps_sampled / _trained, num_agent_steps_sampled / _trained (a defaultdict).
-    _counters: dict[str, int]
+    #: The step counters (``runtime.training.counters``).
+    _counters: Counters
     _num_episodes: int
     #: The last ``metrics_num_episodes_for_smoothing`` episodes, for the smoothed metrics.
     _history: EpisodeHistory
@@ -35,13 +37,13 @@ class ResultBookkeeping(Trainable):
 
     def _start_bookkeeping(self) -> None:
         """Counters at zero, no episodes yet."""
-        config = self.config
-        self._counters = defaultdict(int)
+        settings = self.settings
+        self._counters = Counters()
         self._num_episodes = 0
-        self._history = EpisodeHistory(int(config["metrics_num_episodes_for_smoothing"]))
+        self._history = EpisodeHistory(int(settings.metrics_num_episodes_for_smoothing))
         self._pending_episodes = []
         self._perf = []
-        self._system_usage = SystemUsage() if config["log_sys_usage"] else None
+        self._system_usage = SystemUsage() if settings.log_sys_usage else None
 
     def _compile_results(self, step_results: dict[str, Any], sampled: int) -> dict[str, Any]:
         """The result of an iteration: episode metrics (smoothed over the history), counters,
@@ -64,7 +66,7 @@ class ResultBookkeeping(Trainable):
                 "episodes_total": self._num_episodes,
                 "timesteps_total": counters.get(
                     "num_agent_steps_sampled"
-                    if self.config["count_steps_by"] == "agent_steps"
+                    if self.settings.count_steps_by == "agent_steps"
                     else "num_env_steps_sampled",
                     0,
                 ),

@@ -4,11 +4,21 @@ removed again when building fails and nothing but params.json went into it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
+from runtime.core.settings import settings_of
 from runtime.results.result_logger import ResultLogger, claim_logdir, planned_logdir
 from runtime.training.trainable import Trainable
+
+
+@dataclass(frozen=True)
+class ResultsFolderSettings:
+    logger_config: Mapping[str, Any] | None
+    env: Any
 
 
 class ResultsFolder(Trainable):
@@ -33,13 +43,14 @@ class ResultsFolder(Trainable):
         if self._storage is not None:
             super()._setup_logdir()
             return
-        settings = dict(self._algo_config["logger_config"] or {})
+        folder = settings_of(ResultsFolderSettings, self._algo_config, type(self).__name__)
+        settings = dict(folder.logger_config or {})
         self._logdir_fixed = bool(settings.get("logdir"))
         if self._logdir_fixed:
             path = Path(str(settings["logdir"])).expanduser()
         else:
             name = self._algo_config.algo_name or type(self).__name__
-            path = planned_logdir(name, self._algo_config["env"], settings.get("local_dir"))
+            path = planned_logdir(name, folder.env, settings.get("local_dir"))
         self._logdir = str(path)
 
     def _claim_logdir(self) -> Path:

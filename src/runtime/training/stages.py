@@ -21,6 +21,8 @@ from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
 from runtime.offline.batch_files import BatchReader
 from runtime.offline.input_reader import NormalizingReader
+from runtime.training.algorithm_settings import AlgorithmSettings
+from runtime.training.counters import Counters
 from runtime.training.trainable import Trainable
 
 
@@ -28,17 +30,18 @@ class TrainingStages(Trainable):
     """The stages of a training step (mixed into ``Algorithm``)."""
 
     config: AlgorithmConfig
+    settings: AlgorithmSettings
     workers: WorkerSet
     _reader: BatchReader | NormalizingReader | None
-    _counters: dict[str, int]
+    _counters: Counters
     _pending_episodes: list[EpisodeMetrics]
     _perf: list[dict[str, float]]
 
     def sample_train_batch(self) -> MultiAgentBatch:
         """Sample rounds from the rollout workers until ``train_batch_size`` env steps (agent
         steps with ``count_steps_by="agent_steps"``) are in."""
-        target = int(self.config["train_batch_size"])
-        by_agent_steps = self.config["count_steps_by"] == "agent_steps"
+        target = int(self.settings.train_batch_size)
+        by_agent_steps = self.settings.count_steps_by == "agent_steps"
         batches: list[MultiAgentBatch] = []
         count = 0
         self.workers.local_worker().set_global_vars(
@@ -49,8 +52,7 @@ class TrainingStages(Trainable):
                 batches.append(batch)
                 count += batch.agent_steps() if by_agent_steps else batch.env_steps()
         train_batch = MultiAgentBatch.concat_samples(batches)
-        self._counters["num_env_steps_sampled"] += train_batch.env_steps()
-        self._counters["num_agent_steps_sampled"] += train_batch.agent_steps()
+        self._counters.count_sampled(train_batch)
         return train_batch
 
     def sample_round(self) -> list[MultiAgentBatch]:
@@ -84,8 +86,7 @@ class TrainingStages(Trainable):
         worker; the others' rows are dropped); returns the learner info per policy id."""
         batch = self.to_train(MultiAgentBatch.wrap(batch))
         info = self.workers.local_worker().learn_on_batch(batch)
-        self._counters["num_env_steps_trained"] += batch.env_steps()
-        self._counters["num_agent_steps_trained"] += batch.agent_steps()
+        self._counters.count_trained(batch)
         return info
 
     def to_train(self, batch: MultiAgentBatch) -> MultiAgentBatch:

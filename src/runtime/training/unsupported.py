@@ -10,10 +10,12 @@ nested ones) -> the value the runtime behaves as, and why no other value is carr
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError, FieldIssue
+from runtime.core.settings import settings_of
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +80,15 @@ NO_EFFECT: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class DataSettings:
+    """Where experience comes from and goes to."""
+
+    input: Any
+    output: Any
+    num_workers: int
+
+
 def value_at(config: AlgorithmConfig, path: str) -> Any:
     """The value of ``"key"`` or of a nested ``"model.key"`` / ``"multiagent.key"``."""
     head, _, rest = path.partition(".")
@@ -100,7 +111,8 @@ def refuse_unsupported(config: AlgorithmConfig, name: str) -> None:
         for path, (ok, why) in REFUSED.items()
         if _applies(config, path) and value_at(config, path) != ok
     ]
-    source = config["input"]
+    data = settings_of(DataSettings, config, name)
+    source = data.input
     if not (isinstance(source, str) or _is_str_list(source)):
         issues.append(
             FieldIssue(
@@ -112,15 +124,15 @@ def refuse_unsupported(config: AlgorithmConfig, name: str) -> None:
                 "'sampler', a file, folder or glob, or a list of them",
             )
         )
-    elif source != "sampler" and int(config["num_workers"]) > 0:
+    elif source != "sampler" and int(data.num_workers) > 0:
         issues.append(
             FieldIssue(
                 "num_workers",
                 "must be 0 when input reads files (the driver reads them)",
-                config["num_workers"],
+                data.num_workers,
             )
         )
-    output = config["output"]
+    output = data.output
     if output is not None and not isinstance(output, str):
         issues.append(
             FieldIssue(

@@ -5,6 +5,7 @@ for prioritized replay to update its priorities."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -13,14 +14,22 @@ from runtime.algorithms.dqn.loss import dqn_loss
 from runtime.algorithms.dqn.module import QModule
 from runtime.core.learner import Learner
 from runtime.core.sample_batch import SampleBatch
+from runtime.core.settings import settings_of
+
+
+@dataclass(frozen=True)
+class DQNLearnerSettings:
+    double_q: bool
+    td_error_loss_fn: str
 
 
 class DQNLearner(Learner):
     def setup(self) -> None:
         assert isinstance(self.module, QModule)
         self.target = self.add_target_network("q", self.module)
-        self.double_q = bool(self.config["double_q"])
-        self.loss_fn = str(self.config["td_error_loss_fn"])
+        settings = settings_of(DQNLearnerSettings, self.config, type(self).__name__)
+        self.double_q = bool(settings.double_q)
+        self.loss_fn = str(settings.td_error_loss_fn)
 
     def compute_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, Any]]:
         assert isinstance(self.module, QModule)

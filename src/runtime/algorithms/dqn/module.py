@@ -5,6 +5,7 @@ combined as ``V(s) + A(s, a) - mean_a A(s, a)``."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -17,6 +18,7 @@ from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel, linear, mlp
 from runtime.core.module import RLModule, obs_input
 from runtime.core.sample_batch import SampleBatch as SB
+from runtime.core.settings import settings_of
 
 #: The module's output besides ``action_dist_inputs`` (the same tensor: epsilon-greedy and
 #: Boltzmann exploration read the Q-values through the action distribution).
@@ -37,6 +39,12 @@ def require_discrete_action_space(action_space: gym.Space[Any]) -> gym.spaces.Di
     return action_space
 
 
+@dataclass(frozen=True)
+class QModuleSettings:
+    hiddens: list[int]
+    dueling: bool
+
+
 class QModule(RLModule):
     def __init__(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any], config: Any
@@ -52,10 +60,11 @@ class QModule(RLModule):
         self.model: TorchModel = ModelCatalog.get_model(
             observation_space, action_space, last, self.model_config, name="q_model"
         )
-        head_hiddens = list(config["hiddens"])
+        settings = settings_of(QModuleSettings, config, type(self).__name__)
+        head_hiddens = list(settings.hiddens)
         advantage, size = mlp(last, head_hiddens, "relu")
         self.advantage = nn.Sequential(*advantage, linear(size, num_actions, 0.01))
-        self.dueling = bool(config["dueling"])
+        self.dueling = bool(settings.dueling)
         self.value: nn.Module | None = None
         if self.dueling:
             value, size = mlp(last, head_hiddens, "relu")

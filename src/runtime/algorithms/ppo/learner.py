@@ -4,6 +4,7 @@ batch (advantages standardised first), then the KL coefficient adapts to ``kl_ta
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,25 +16,41 @@ from runtime.core.learner_stats import mean_stats
 from runtime.core.postprocessing import standardized
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.sample_batch import SampleBatch as SB
+from runtime.core.settings import settings_of
 
 #: The columns ``ppo_loss`` reads (a subclass with a loss of its own gets all of them).
 LOSS_COLUMNS: tuple[str, ...] = (SB.OBS, SB.ACTIONS, SB.ACTION_LOGP, SB.ACTION_DIST_INPUTS)
 LOSS_COLUMNS += (SB.ADVANTAGES, SB.VALUE_TARGETS)
 
 
+@dataclass(frozen=True)
+class PPOLearnerSettings:
+    entropy_coeff: float
+    entropy_coeff_schedule: Any
+    kl_coeff: float
+    kl_target: float
+    clip_param: float
+    vf_clip_param: float
+    vf_loss_coeff: float
+    sgd_minibatch_size: int
+    num_sgd_iter: int
+    shuffle_sequences: bool
+    seed: int | None
+
+
 class PPOLearner(Learner):
     def setup(self) -> None:
-        config = self.config
+        self.settings = settings = settings_of(PPOLearnerSettings, self.config, "PPOLearner")
         self.add_schedule(
-            "entropy_coeff", config.get("entropy_coeff_schedule"), float(config["entropy_coeff"])
+            "entropy_coeff", settings.entropy_coeff_schedule, float(settings.entropy_coeff)
         )
-        self.kl_coeff = float(config["kl_coeff"])
-        self.kl_target = float(config["kl_target"])
+        self.kl_coeff = float(settings.kl_coeff)
+        self.kl_target = float(settings.kl_target)
         # Read once: the loss runs for every minibatch.
-        self._clip_param = float(config["clip_param"])
-        self._vf_clip_param = float(config["vf_clip_param"])
-        self._vf_loss_coeff = float(config["vf_loss_coeff"])
-        seed = config.get("seed")
+        self._clip_param = float(settings.clip_param)
+        self._vf_clip_param = float(settings.vf_clip_param)
+        self._vf_loss_coeff = float(settings.vf_loss_coeff)
+        seed = settings.seed
         self._rng = np.random.default_rng(None if seed is None else int(seed))
 
     @property
@@ -58,10 +75,10 @@ class PPOLearner(Learner):
         own_loss = type(self).compute_loss is not PPOLearner.compute_loss
         tensors = self.batch_tensors(batch, None if own_loss else LOSS_COLUMNS)
         size = len(batch)
-        minibatch = min(int(self.config["sgd_minibatch_size"]), size)
+        minibatch = min(int(self.settings.sgd_minibatch_size), size)
         per_step: list[dict[str, Any]] = []
-        shuffle = bool(self.config["shuffle_sequences"])
-        for _ in range(int(self.config["num_sgd_iter"])):
+        shuffle = bool(self.settings.shuffle_sequences)
+        for _ in range(int(self.settings.num_sgd_iter)):
             epoch = tensors
             if shuffle:
                 order = torch.as_tensor(self._rng.permutation(size), device=self.device)

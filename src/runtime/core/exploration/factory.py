@@ -8,7 +8,8 @@ import path) that subclasses ``runtime.Exploration``. Every type rlconf validate
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -22,6 +23,7 @@ from runtime.core.exploration.per_worker_epsilon_greedy import PerWorkerEpsilonG
 from runtime.core.exploration.random_actions import Random
 from runtime.core.exploration.soft_q import SoftQ
 from runtime.core.exploration.stochastic_sampling import StochasticSampling
+from runtime.core.settings import settings_of
 
 BUILTIN: dict[str, type[Exploration]] = {
     "StochasticSampling": StochasticSampling,
@@ -30,6 +32,16 @@ BUILTIN: dict[str, type[Exploration]] = {
     "PerWorkerEpsilonGreedy": PerWorkerEpsilonGreedy,
     "SoftQ": SoftQ,
 }
+
+
+@dataclass(frozen=True)
+class ExplorationSettings:
+    """What a policy's exploration strategy is built from: ``exploration_config`` (``type`` and
+    the strategy's arguments) and ``num_workers`` (for per-worker strategies)."""
+
+    exploration_config: Mapping[str, Any]
+    num_workers: int
+
 
 _NEEDS_ACTOR = (
     "perturbs the actions of a deterministic actor and needs a deterministic-actor algorithm "
@@ -109,8 +121,9 @@ def exploration_class(kind: Any, allowed: Sequence[str], algorithm: str) -> type
 
 def check_exploration(config: Any, allowed: Sequence[str], algorithm: str) -> None:
     """Refuse an exploration type ``algorithm`` cannot use, before any worker is made."""
-    settings = dict(config.get("exploration_config") or {})
-    exploration_class(settings.get("type", "StochasticSampling"), allowed, algorithm)
+    built = settings_of(ExplorationSettings, config, f"{algorithm} (exploration)")
+    exploration_config = dict(built.exploration_config or {})
+    exploration_class(exploration_config.get("type", "StochasticSampling"), allowed, algorithm)
 
 
 def build_exploration(
@@ -122,15 +135,16 @@ def build_exploration(
     model: Any = None,
     worker_index: int = 0,
 ) -> Exploration:
-    settings = dict(config.get("exploration_config") or {"type": "StochasticSampling"})
-    kind = settings.pop("type", "StochasticSampling")
+    built = settings_of(ExplorationSettings, config, f"{algorithm} (exploration)")
+    exploration_config = dict(built.exploration_config or {"type": "StochasticSampling"})
+    kind = exploration_config.pop("type", "StochasticSampling")
     cls = exploration_class(kind, allowed, algorithm)
     return cls(
         action_space,
         framework="torch",
         policy_config=config,
         model=model,
-        num_workers=int(config.get("num_workers", 0) or 0),
+        num_workers=int(built.num_workers),
         worker_index=worker_index,
-        **settings,
+        **exploration_config,
     )

@@ -1,0 +1,245 @@
+"""The one place that relies on torch's private APIs and undocumented behaviour; each use says
+what it is for and has a public fallback, so a torch upgrade that moves one slows the runtime
+down here and breaks nothing.
+
+- ``fused_adam_``: ``torch._fused_adam_``, the kernel of ``torch.optim.Adam(fused=True)``
+  (``runtime.core.adam`` calls it without importing ``torch.optim``, which imports
+  ``torch._dynamo``); fallback: the same update as a loop of public tensor operations.
+- ``foreach_add_``, ``foreach_norm``, ``foreach_mul_``: ``torch._foreach_*``, one kernel launch
+  for a list of tensors (the Adam step counts, gradient clipping by global norm); fallback: a
+  loop over the tensors (the norms as ``torch.nn.utils.clip_grad_norm_`` computes them).
+- ``tanh``: on CPU without autograd, numpy's SIMD tanh written into a torch tensor through the
+  memory ``Tensor.numpy()`` shares with it; fallback: ``torch.tanh``.
+
+Each private path is checked once per device before its first use: it must exist and give
+the fallback's numbers on a small input. One that fails is replaced by its fallback for the
+rest of the process, with one warning. Setting a ``use_*`` flag to False forces the fallback
+(the tests compare both paths that way).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+logger = logging.getLogger(__name__)
+
+#: False: ``fused_adam_`` takes its public fallback.
+use_fused_adam = True
+#: False: ``foreach_add_``, ``foreach_norm`` and ``foreach_mul_`` take their public fallbacks.
+use_foreach = True
+#: False: ``tanh`` is always ``torch.tanh``.
+use_numpy_tanh = True
+
+_CPU = torch.device("cpu")
+
+#: api -> device -> whether the private path passed its check there.
+_checked: dict[str, dict[torch.device, bool]] = {"fused_adam": {}, "foreach": {}, "numpy_tanh": {}}
+
+
+def _private_ok(api: str, device: torch.device) -> bool:
+    ok = _checked[api].get(device)
+    if ok is None:
+        ok = _checked[api][device] = _check(api, device)
+    return ok
+
+
+def _check(api: str, device: torch.device) -> bool:
+    try:
+        passed = _CHECKS[api](device)
+        reason = "it gives other numbers than its public fallback"
+    except Exception as error:  # missing (AttributeError), or unsupported here
+        passed = False
+        reason = f"{type(error).__name__}: {error}"
+    if not passed:
+        logger.warning(
+            "torch %s: the private path of %s is not used on %s (%s); using its public fallback",
+            torch.__version__,
+            api,
+            device,
+            reason,
+        )
+    return passed
+
+
+# ---------------------------------------------------------------------------------- Adam
+
+
+def fused_adam_(
+    params: list[torch.Tensor],
+    grads: list[torch.Tensor],
+    exp_avgs: list[torch.Tensor],
+    exp_avg_sqs: list[torch.Tensor],
+    max_exp_avg_sqs: list[torch.Tensor],
+    steps: list[torch.Tensor],
+    *,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    weight_decay: float,
+    eps: float,
+    amsgrad: bool,
+    maximize: bool,
+    private: bool | None = None,
+) -> None:
+    """One Adam update of ``params`` in place (``torch.optim.Adam``'s algorithm; ``steps``
+    already counts this step, and ``max_exp_avg_sqs`` is empty unless ``amsgrad``).
+
+    ``private``: True for ``torch._fused_adam_``, False for the public fallback, None (the
+    default) for the first where ``use_fused_adam`` is set and it passed its check. The
+    fallback is the kernel's update in public operations, in the kernel's order: the same
+    numbers to float rounding (one step gives equal moments; the kernel's parameter update
+    rounds differently in the last bit now and then)."""
+    if private is None:
+        private = use_fused_adam and _private_ok("fused_adam", params[0].device)
+    if private:
+        torch._fused_adam_(
+            params,
+            grads,
+            exp_avgs,
+            exp_avg_sqs,
+            max_exp_avg_sqs,
+            steps,
+            lr=lr,
+            beta1=beta1,
+            beta2=beta2,
+            weight_decay=weight_decay,
+            eps=eps,
+            amsgrad=amsgrad,
+            maximize=maximize,
+        )
+        return
+    with torch.no_grad():
+        for i, (param, grad, exp_avg, exp_avg_sq, step_t) in enumerate(
+            zip(params, grads, exp_avgs, exp_avg_sqs, steps, strict=True)
+        ):
+            step = float(step_t)
+            bias_correction1 = 1 - beta1**step
+            bias_correction2_sqrt = math.sqrt(1 - beta2**step)
+            if maximize:
+                grad = -grad
+            if weight_decay != 0:
+                grad = grad.add(param, alpha=weight_decay)
+            exp_avg.lerp_(grad, 1 - beta1)
+            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            second = exp_avg_sq
+            if amsgrad:
+                torch.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
+                second = max_exp_avg_sqs[i]
+            denom = second.sqrt() / bias_correction2_sqrt + eps
+            param.add_(exp_avg * (-lr / bias_correction1) / denom)
+
+
+def _check_fused_adam(device: torch.device) -> bool:
+    def run(private: bool) -> list[torch.Tensor]:
+        generator = torch.Generator().manual_seed(0)
+        param, grad, exp_avg, exp_avg_sq, max_sq = (
+            torch.rand(8, generator=generator).to(device) for _ in range(5)
+        )
+        step = torch.full((), 3.0, device=device)
+        fused_adam_(
+            [param],
+            [grad],
+            [exp_avg],
+            [exp_avg_sq],
+            [max_sq],
+            [step],
+            lr=0.1,
+            beta1=0.9,
+            beta2=0.99,
+            weight_decay=0.01,
+            eps=1e-8,
+            amsgrad=True,
+            maximize=False,
+            private=private,
+        )
+        return [param, exp_avg, exp_avg_sq, max_sq]
+
+    private = run(True)
+    public = run(False)
+    return all(
+        torch.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(private, public, strict=True)
+    )
+
+
+# ------------------------------------------------------------------------- foreach ops
+
+
+def foreach_add_(tensors: list[torch.Tensor], value: float) -> None:
+    """``t.add_(value)`` for every tensor."""
+    if use_foreach and _private_ok("foreach", tensors[0].device):
+        torch._foreach_add_(tensors, value)
+        return
+    for tensor in tensors:
+        tensor.add_(value)
+
+
+def foreach_norm(tensors: list[torch.Tensor]) -> tuple[torch.Tensor, ...] | list[torch.Tensor]:
+    """The 2-norm of every tensor (0-dim tensors)."""
+    if use_foreach and _private_ok("foreach", tensors[0].device):
+        return torch._foreach_norm(tensors)
+    return [torch.linalg.vector_norm(tensor) for tensor in tensors]
+
+
+def foreach_mul_(tensors: list[torch.Tensor], scale: torch.Tensor) -> None:
+    """``t.mul_(scale)`` for every tensor (``scale`` a 0-dim tensor)."""
+    if use_foreach and _private_ok("foreach", tensors[0].device):
+        torch._foreach_mul_(tensors, scale)
+        return
+    for tensor in tensors:
+        tensor.mul_(scale)
+
+
+def _check_foreach(device: torch.device) -> bool:
+    generator = torch.Generator().manual_seed(0)
+    tensors = [torch.randn(n, generator=generator).to(device) for n in (3, 5)]
+    norms = torch._foreach_norm(tensors)
+    scaled = [t.clone() for t in tensors]
+    torch._foreach_mul_(scaled, torch.full((), 0.5, device=device))
+    torch._foreach_add_(scaled, 1.0)
+    return all(
+        torch.allclose(norm, torch.linalg.vector_norm(t)) and torch.allclose(s, t * 0.5 + 1.0)
+        for norm, t, s in zip(norms, tensors, scaled, strict=True)
+    )
+
+
+# -------------------------------------------------------------------------------- tanh
+
+
+def tanh(x: torch.Tensor) -> torch.Tensor:
+    """``torch.tanh(x)``; on CPU in float32 without autograd computed by numpy.
+
+    torch 2.13's float32 tanh on CPU runs scalar code (21 us for a 64 x 256 activation here,
+    against 3 us for numpy's SIMD tanh); numpy writes its result straight into a torch tensor
+    through the memory ``Tensor.numpy()`` shares with it. The values are the same to float32
+    rounding."""
+    if (
+        not use_numpy_tanh
+        or not x.is_cpu
+        or x.dtype != torch.float32
+        or (x.requires_grad and torch.is_grad_enabled())
+        or not _private_ok("numpy_tanh", _CPU)
+    ):
+        return torch.tanh(x)
+    y = torch.empty_like(x)
+    np.tanh(x.numpy(), out=y.numpy())
+    return y
+
+
+def _check_numpy_tanh(device: torch.device) -> bool:
+    x = torch.linspace(-3, 3, 16, device=device)
+    y = torch.zeros_like(x)
+    out = y.numpy()
+    np.tanh(x.numpy(), out=out)
+    return bool(np.shares_memory(out, y.numpy())) and torch.allclose(y, torch.tanh(x))
+
+
+_CHECKS: dict[str, Callable[[torch.device], bool]] = {
+    "fused_adam": _check_fused_adam,
+    "foreach": _check_foreach,
+    "numpy_tanh": _check_numpy_tanh,
+}
