@@ -10,6 +10,7 @@ from rlconf.algorithms.a2c import A2CConfig
 from rlconf.algorithms.dqn import DQNConfig
 from rlconf.algorithms.pg import PGConfig
 from rlconf.algorithms.ppo import PPOConfig
+from rlconf.algorithms.sac import SACConfig
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.fluent import NOT_SET
 from rlconf.policy_spec import PolicySpec
@@ -30,6 +31,7 @@ __all__ = [
     "FieldIssue",
     "PGConfig",
     "PPOConfig",
+    "SACConfig",
     "PolicySpec",
     "algorithm_class_path",
     "get_algorithm_class",

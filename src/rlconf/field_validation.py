@@ -20,7 +20,16 @@ from rlconf.section import Section, key_of, strip_annotated
 from rlconf.unknown_keys import DROPPED_MODEL_KEYS, did_you_mean
 
 #: Fields whose dict value updates the current one instead of replacing it.
-MERGED_FIELDS = frozenset({"model", "exploration_config", "replay_buffer_config"})
+MERGED_FIELDS = frozenset(
+    {
+        "model",
+        "exploration_config",
+        "replay_buffer_config",
+        "q_model_config",
+        "policy_model_config",
+        "optimization",
+    }
+)
 
 
 def allowed_text(section: Section, pyname: str) -> str:

@@ -10,6 +10,7 @@ from runtime.algorithms.a2c import A2C
 from runtime.algorithms.dqn import DQN
 from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
+from runtime.algorithms.sac import SAC
 from runtime.buffers import PrioritizedReplayBuffer, ReplayBuffer
 from runtime.callbacks import DefaultCallbacks, make_multi_callbacks
 from runtime.cluster.placement import ResourceError
@@ -49,6 +50,7 @@ __all__ = [
     "DQN",
     "PG",
     "PPO",
+    "SAC",
     "ActorCriticModule",
     "Algorithm",
     "DefaultCallbacks",

@@ -24,7 +24,11 @@ from rlconf.replay_buffer_config import REPLAY_BUFFER_DEFAULTS, ReplayBufferConf
 class OffPolicyArgs(TypedDict, total=False):
     n_step: Annotated[PosInt, Field(description="Steps of rewards in each TD target.")]
     target_network_update_freq: Annotated[
-        PosInt, Field(description="Update the target network every this many env steps.")
+        NonNegInt,
+        Field(
+            description="Update the target network every this many env steps; 0: after every "
+            "training step."
+        ),
     ]
     tau: Annotated[
         UnitFloat, Field(description="Target update weight: 1.0 copies, below averages.")

@@ -121,7 +121,7 @@ class DQNConfigFluent(_DQNConfigParent):
         lr_schedule: Schedule | None = None,
         grad_clip: PosFloat | None = 40.0,
         n_step: PosInt = 1,
-        target_network_update_freq: PosInt = 500,
+        target_network_update_freq: NonNegInt = 500,
         tau: UnitFloat = 1.0,
         num_steps_sampled_before_learning_starts: NonNegInt = 1000,
         training_intensity: PosFloat | None = None,
@@ -144,8 +144,8 @@ class DQNConfigFluent(_DQNConfigParent):
                 None.
             grad_clip: Clip the global gradient norm to this; None: off. Default: 40.0.
             n_step: Steps of rewards in each TD target. Default: 1.
-            target_network_update_freq: Update the target network every this many env steps.
-                Default: 500.
+            target_network_update_freq: Update the target network every this many env steps; 0:
+                after every training step. Default: 500.
             tau: Target update weight: 1.0 copies, below averages. Default: 1.0.
             num_steps_sampled_before_learning_starts: Env steps to sample before the first update.
                 Default: 1000.

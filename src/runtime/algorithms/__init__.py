@@ -1,1 +1,1 @@
-"""The algorithms: PPO, PG, A2C (each module holds the algorithm and its policy)."""
+"""The algorithms: PPO, PG, A2C, DQN, SAC (each module holds the algorithm and its policy)."""

@@ -1,5 +1,6 @@
-"""Action distributions over a model's outputs: Categorical, DiagGaussian, MultiCategorical, and
-Deterministic for actors that output actions."""
+"""Action distributions over a model's outputs: Categorical, DiagGaussian, MultiCategorical,
+SquashedGaussian (SAC's tanh-squashed Gaussian on a bounded Box), and Deterministic for actors
+that output actions."""
 
 from __future__ import annotations
 
@@ -113,6 +114,69 @@ class DiagGaussian(ActionDistribution):
         assert isinstance(other, DiagGaussian)
         ratio = (self.std.pow(2) + (self.mean - other.mean).pow(2)) / (2 * other.std.pow(2))
         return (other.log_std - self.log_std + ratio - 0.5).sum(-1)
+
+
+#: The bounds of a squashed Gaussian's log-std (the reference's).
+SQUASHED_LOG_STD_MIN, SQUASHED_LOG_STD_MAX = -20.0, 2.0
+#: Keeps actions off the bounds when they are unsquashed (atanh of +-1 is infinite).
+_SQUASH_EPS = 1e-6
+
+
+class SquashedGaussian(ActionDistribution):
+    """A Gaussian over ``u`` (inputs ``[mean, log_std]``, log-std clamped to [-20, 2]) squashed
+    into ``[low, high]``: ``a = low + (tanh(u) + 1) / 2 * (high - low)``. ``logp`` includes the
+    change of variables, ``log N(u) - sum log(1 - tanh(u)^2) - sum log((high - low) / 2)``;
+    ``sample_logp`` draws a reparameterised sample (gradients flow into the inputs) with its
+    logp computed from ``u``, without unsquashing."""
+
+    def __init__(self, inputs: torch.Tensor, low: float = -1.0, high: float = 1.0) -> None:
+        super().__init__(inputs)
+        self.mean, log_std = torch.chunk(inputs, 2, dim=-1)
+        self.log_std = log_std.clamp(SQUASHED_LOG_STD_MIN, SQUASHED_LOG_STD_MAX)
+        self.std = torch.exp(self.log_std)
+        self.low, self.high = float(low), float(high)
+        self._log_scale = math.log((self.high - self.low) / 2.0)
+
+    def _squash(self, u: torch.Tensor) -> torch.Tensor:
+        return self.low + (torch.tanh(u) + 1.0) * 0.5 * (self.high - self.low)
+
+    def _unsquash(self, actions: torch.Tensor) -> torch.Tensor:
+        unit = (actions - self.low) / (self.high - self.low) * 2.0 - 1.0
+        return torch.atanh(unit.clamp(-1.0 + _SQUASH_EPS, 1.0 - _SQUASH_EPS))
+
+    def _logp_of_u(self, u: torch.Tensor) -> torch.Tensor:
+        z = (u - self.mean) / self.std
+        gaussian = (-0.5 * z.pow(2) - self.log_std - _HALF_LOG_2PI).sum(-1)
+        # log(1 - tanh(u)^2) = 2 * (log 2 - u - softplus(-2u)), stable for large |u|.
+        log_det = (2.0 * (math.log(2.0) - u - torch.nn.functional.softplus(-2.0 * u))).sum(-1)
+        return gaussian - log_det - self._log_scale * u.shape[-1]
+
+    def sample(self) -> torch.Tensor:
+        with torch.no_grad():
+            return self._squash(self.mean + self.std * torch.randn_like(self.mean))
+
+    def sample_logp(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """A reparameterised sample and its logp."""
+        u = self.mean + self.std * torch.randn_like(self.mean)
+        return self._squash(u), self._logp_of_u(u)
+
+    def deterministic_sample(self) -> torch.Tensor:
+        return self._squash(self.mean)
+
+    def deterministic_logp(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The deterministic action and its logp (``_deterministic_loss``)."""
+        return self._squash(self.mean), self._logp_of_u(self.mean)
+
+    def logp(self, actions: torch.Tensor) -> torch.Tensor:
+        return self._logp_of_u(self._unsquash(actions))
+
+    def entropy(self) -> torch.Tensor:
+        """A one-sample estimate (the squashed Gaussian has no closed-form entropy)."""
+        _, logp = self.sample_logp()
+        return -logp
+
+    def kl(self, other: ActionDistribution) -> torch.Tensor:
+        raise NotImplementedError("SquashedGaussian has no closed-form KL divergence")
 
 
 class Deterministic(ActionDistribution):

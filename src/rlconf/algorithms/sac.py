@@ -1,0 +1,137 @@
+"""``SACConfig``: Soft Actor-Critic: a stochastic actor, twin Q-networks with polyak-averaged
+targets and an entropy bonus whose weight (alpha) is tuned towards a target entropy."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.algorithms.actor_critic_fields import GradClipArgs
+from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyArgs
+from rlconf.field_types import PosFloat
+from rlconf.generated.sac_fluent import SACConfigFluent
+from rlconf.model_config import ModelConfigDict
+from rlconf.replay_buffer_config import REPLAY_BUFFER_DEFAULTS, ReplayBufferConfig
+from rlconf.section import Section
+from rlconf.sections.training import TRAINING, TrainingArgs
+
+
+class SACOptimization(TypedDict, total=False):
+    """The learning rates of SAC's three optimizers (a partial dict keeps the others)."""
+
+    actor_learning_rate: Annotated[PosFloat, Field(description="Learning rate of the policy.")]
+    critic_learning_rate: Annotated[
+        PosFloat, Field(description="Learning rate of the Q-networks.")
+    ]
+    entropy_learning_rate: Annotated[
+        PosFloat, Field(description="Learning rate of log(alpha), the entropy coefficient.")
+    ]
+
+
+#: SAC's network defaults (the reference's): two hidden layers of 256 with relu.
+SAC_MODEL_DEFAULTS: ModelConfigDict = {"fcnet_hiddens": [256, 256], "fcnet_activation": "relu"}
+
+#: SAC's learning rate: its optimizers take theirs from ``optimization``; ``lr`` other than this
+#: is refused at build.
+SAC_LR = 3e-4
+
+#: SAC's replay buffer: uniform, a million rows.
+SAC_REPLAY_BUFFER: ReplayBufferConfig = {**REPLAY_BUFFER_DEFAULTS, "capacity": 1_000_000}
+
+#: The reference's learning rates.
+SAC_OPTIMIZATION: SACOptimization = {
+    "actor_learning_rate": 3e-4,
+    "critic_learning_rate": 3e-4,
+    "entropy_learning_rate": 3e-4,
+}
+
+
+class SACTrainingArgs(TrainingArgs, GradClipArgs, OffPolicyArgs, total=False):
+    twin_q: Annotated[
+        bool,
+        Field(
+            description="Two Q-networks, each trained on the same target; the smaller of their "
+            "values is used (clipped double Q)."
+        ),
+    ]
+    q_model_config: Annotated[
+        ModelConfigDict,
+        Field(
+            description="The Q-networks' model: ``model`` updated by these keys (updates the "
+            "current ones). A Q-network takes the observation and, for Box actions, the action."
+        ),
+    ]
+    policy_model_config: Annotated[
+        ModelConfigDict,
+        Field(
+            description="The policy network's model: ``model`` updated by these keys (updates "
+            "the current ones)."
+        ),
+    ]
+    initial_alpha: Annotated[
+        PosFloat, Field(description="The entropy coefficient alpha to start from.")
+    ]
+    target_entropy: Annotated[
+        Literal["auto"] | float,
+        Field(
+            description="The entropy alpha is tuned towards; 'auto': -dim(actions) for Box "
+            "actions, 0.98 * log(n) for Discrete(n)."
+        ),
+    ]
+    optimization: Annotated[
+        SACOptimization,
+        Field(description="Learning rates of the actor, critic and entropy optimizers."),
+    ]
+    _deterministic_loss: Annotated[
+        bool,
+        Field(
+            description="Compute the losses with the policy's deterministic actions instead "
+            "of sampled ones (for debugging)."
+        ),
+    ]
+
+
+SAC_TRAINING: Section = TRAINING.with_fields(
+    SACTrainingArgs,
+    {
+        **OFF_POLICY_DEFAULTS,
+        "twin_q": True,
+        "q_model_config": SAC_MODEL_DEFAULTS,
+        "policy_model_config": SAC_MODEL_DEFAULTS,
+        "tau": 5e-3,
+        "initial_alpha": 1.0,
+        "target_entropy": "auto",
+        "n_step": 1,
+        "replay_buffer_config": SAC_REPLAY_BUFFER,
+        "optimization": SAC_OPTIMIZATION,
+        "grad_clip": None,
+        "target_network_update_freq": 0,
+        "num_steps_sampled_before_learning_starts": 1500,
+        "_deterministic_loss": False,
+    },
+)
+
+
+class SACConfig(SACConfigFluent, AlgorithmConfig):
+    """Config of SAC: soft actor-critic from replayed experience, for Box (squashed Gaussian
+    policy) and Discrete (categorical policy) action spaces."""
+
+    __slots__ = ()
+    algo_name = "SAC"
+    _replays: ClassVar[bool] = True
+    _sections: ClassVar[dict[str, Section]] = {
+        **AlgorithmConfig._sections,
+        "training": SAC_TRAINING,
+    }
+    _algo_defaults: ClassVar[dict[str, Any]] = {
+        "num_workers": 0,
+        "rollout_fragment_length": 1,
+        "train_batch_size": 256,
+        "lr": SAC_LR,
+        "normalize_actions": True,
+        "clip_actions": False,
+        "min_sample_timesteps_per_reporting": 100,
+    }

@@ -1,0 +1,117 @@
+"""``SACLearner``: three optimizers (``"actor"``, ``"critic"``, ``"entropy"``; learning rates
+from ``optimization``, each clipped by ``grad_clip``), one gradient step of each per replayed
+batch on ``sac_loss``, against target copies of the Q-networks (polyak-averaged with ``tau`` by
+the off-policy training step). The TD errors go back in the info as ``td_error`` for
+prioritized replay; alpha is ``exp(log_alpha)``, a parameter of the module, so it is saved and
+restored with the weights (and its optimizer's state with the optimizers)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from rlconf.algorithms.sac import SAC_LR
+from rlconf.errors import ConfigError
+from runtime.algorithms.sac.loss import sac_loss
+from runtime.algorithms.sac.module import SACModule
+from runtime.core.learner import Learner, OptimizerSettings
+from runtime.core.sample_batch import SampleBatch
+from runtime.core.settings import setting, settings_of
+
+
+@dataclass(frozen=True)
+class SACLearnerSettings:
+    optimization: Mapping[str, float]
+    grad_clip: float | None
+    optimizer: Mapping[str, Any]
+    target_entropy: Any
+    deterministic_loss: bool = setting("_deterministic_loss")
+    lr: float
+
+
+class SACLearner(Learner):
+    def optimizer_settings(self) -> Mapping[str, OptimizerSettings]:
+        settings = self.sac_settings()
+        if not math.isclose(float(settings.lr), SAC_LR):
+            raise ConfigError.single(
+                type(self).__name__,
+                "lr",
+                "is not used by SAC: set optimization's actor_learning_rate, "
+                "critic_learning_rate and entropy_learning_rate instead",
+                value=settings.lr,
+                has_value=True,
+                allowed=repr(SAC_LR),
+            )
+        clip = None if settings.grad_clip is None else float(settings.grad_clip)
+        options = dict(settings.optimizer or {})
+        rates = settings.optimization
+        return {
+            name: OptimizerSettings(
+                lr=float(rates[f"{name}_learning_rate"]), grad_clip=clip, options=options
+            )
+            for name in ("actor", "critic", "entropy")
+        }
+
+    def sac_settings(self) -> SACLearnerSettings:
+        return settings_of(SACLearnerSettings, self.config, type(self).__name__)
+
+    def optimizer_parameters(self, name: str) -> Iterable[nn.Parameter]:
+        module = self.module
+        assert isinstance(module, SACModule)
+        if name == "actor":
+            return module.policy_parameters()
+        if name == "critic":
+            return module.q_parameters()
+        return [module.log_alpha]
+
+    def setup(self) -> None:
+        module = self.module
+        assert isinstance(module, SACModule)
+        self.target = self.add_target_network("q", module)
+        settings = self.sac_settings()
+        self.deterministic_loss = bool(settings.deterministic_loss)
+        self.target_entropy = target_entropy_of(module, settings.target_entropy)
+
+    def compute_losses(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        assert isinstance(self.module, SACModule)
+        losses, stats = sac_loss(
+            self.module,
+            self.target,
+            batch,
+            target_entropy=self.target_entropy,
+            deterministic=self.deterministic_loss,
+        )
+        self.report(**stats, target_entropy=self.target_entropy)
+        return losses
+
+    def update(self, batch: SampleBatch) -> dict[str, Any]:
+        stats = self.gradient_step(self.batch_tensors(batch))
+        td_error = stats.pop("td_error")
+        info = self.info({k: float(v) for k, v in stats.items()})
+        info["td_error"] = td_error.cpu().numpy()
+        return info
+
+    @property
+    def cur_lr(self) -> float:
+        """The actor's learning rate."""
+        return self.lr_of("actor")
+
+    @property
+    def alpha(self) -> float:
+        assert isinstance(self.module, SACModule)
+        return float(self.module.log_alpha.exp())
+
+
+def target_entropy_of(module: SACModule, value: Any) -> float:
+    """``target_entropy``, with ``"auto"`` as -dim(actions) (Box) or 0.98 * log(n)
+    (Discrete(n), the reference's)."""
+    if value != "auto":
+        return float(value)
+    if module.discrete:
+        return 0.98 * math.log(module.action_dim)
+    return -float(module.action_dim)
