@@ -36,7 +36,7 @@ import runtime.algorithm
 import runtime.cluster.ray_session
 import runtime.env.worker_policies
 import runtime.training.config_reset
-from rlconf import A2CConfig, AlgorithmConfig, ConfigError, PGConfig, PPOConfig
+from rlconf import A2CConfig, AlgorithmConfig, ConfigError, PGConfig, PPOConfig, SACConfig
 from rlconf.inert_keys import INERT_MODEL_KEYS
 from rlconf.model_config import ModelConfigDict
 from rlconf.registry import get_config_class, list_algorithms
@@ -143,6 +143,9 @@ def _tiny(config_class: type[AlgorithmConfig], tmp_path: Path) -> AlgorithmConfi
     )
     if isinstance(config, PPOConfig):
         config.training(sgd_minibatch_size=10, num_sgd_iter=1)
+    if isinstance(config, SACConfig):
+        # SAC reports every 100 steps: learn from the first round on.
+        config.training(num_steps_sampled_before_learning_starts=0)
     return config
 
 

@@ -23,9 +23,7 @@ class SACOptimization(TypedDict, total=False):
     """The learning rates of SAC's three optimizers (a partial dict keeps the others)."""
 
     actor_learning_rate: Annotated[PosFloat, Field(description="Learning rate of the policy.")]
-    critic_learning_rate: Annotated[
-        PosFloat, Field(description="Learning rate of the Q-networks.")
-    ]
+    critic_learning_rate: Annotated[PosFloat, Field(description="Learning rate of the Q-networks.")]
     entropy_learning_rate: Annotated[
         PosFloat, Field(description="Learning rate of log(alpha), the entropy coefficient.")
     ]

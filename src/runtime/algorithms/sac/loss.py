@@ -120,9 +120,9 @@ def _critic_loss(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The summed Huber losses of the Q-networks ``(num_q, B)`` and the per-row TD error (the
     mean over the Q-networks: the priorities of prioritized replay)."""
-    per_row = F.huber_loss(
-        q_taken, td_target.expand_as(q_taken), reduction="none", delta=1.0
-    ).sum(0)
+    per_row = F.huber_loss(q_taken, td_target.expand_as(q_taken), reduction="none", delta=1.0).sum(
+        0
+    )
     loss = (per_row * weights).mean() if weights is not None else per_row.mean()
     td_error = (q_taken - td_target).mean(0)
     return loss, td_error

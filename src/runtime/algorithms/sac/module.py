@@ -20,7 +20,12 @@ import torch
 from torch import nn
 
 from rlconf.errors import ConfigError
-from runtime.core.distributions import ActionDistribution, Categorical, SquashedGaussian
+from runtime.core.distributions import (
+    ActionDistribution,
+    Categorical,
+    SquashedGaussian,
+    distribution_for,
+)
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
 from runtime.core.module import RLModule, obs_input
@@ -46,6 +51,18 @@ class SACModule(RLModule):
         self.discrete = isinstance(action_space, gym.spaces.Discrete)
         policy_config = {**self.model_config, **dict(settings.policy_model_config)}
         q_config = {**self.model_config, **dict(settings.q_model_config)}
+        # Read through the catalog (a custom_action_dist replaces the default there).
+        chosen, _ = ModelCatalog.get_action_dist(action_space, policy_config)
+        if chosen is not distribution_for(action_space)[0]:
+            raise ConfigError.single(
+                "SAC (build)",
+                "model.custom_action_dist",
+                "is not supported by SAC: its policy is a squashed Gaussian (Box actions) or a "
+                "categorical (Discrete actions), whose log-probabilities its losses need",
+                value=getattr(chosen, "__name__", chosen),
+                has_value=True,
+                allowed="None",
+            )
         obs_size = int(np.prod(observation_space.shape or (1,)))
         if self.discrete:
             assert isinstance(action_space, gym.spaces.Discrete)
