@@ -104,7 +104,7 @@ class SACLearner(Learner):
     @property
     def alpha(self) -> float:
         assert isinstance(self.module, SACModule)
-        return float(self.module.log_alpha.exp())
+        return float(self.module.log_alpha.detach().exp())
 
 
 def target_entropy_of(module: SACModule, value: Any) -> float:
