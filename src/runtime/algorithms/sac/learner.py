@@ -30,8 +30,8 @@ class SACLearnerSettings:
     grad_clip: float | None
     optimizer: Mapping[str, Any]
     target_entropy: Any
-    deterministic_loss: bool = setting("_deterministic_loss")
     lr: float
+    deterministic_loss: bool = setting("_deterministic_loss")
 
 
 class SACLearner(Learner):

@@ -98,7 +98,7 @@ class SACModule(RLModule):
     # ------------------------------------------------------------------ forward passes
 
     def policy_inputs(self, obs: torch.Tensor) -> torch.Tensor:
-        inputs, _ = self.model(obs_input(obs), [], None)
+        inputs: torch.Tensor = self.model(obs_input(obs), [], None)[0]
         return inputs
 
     def action_distribution(self, obs: torch.Tensor) -> ActionDistribution:
