@@ -48,6 +48,8 @@ def test_schema_and_list(capsys: pytest.CaptureFixture[str]) -> None:
         "PGConfig",
         "PPO",
         "PPOConfig",
+        "SAC",
+        "SACConfig",
     ]
 
 
