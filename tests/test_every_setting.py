@@ -144,8 +144,14 @@ def _tiny(config_class: type[AlgorithmConfig], tmp_path: Path) -> AlgorithmConfi
     if isinstance(config, PPOConfig):
         config.training(sgd_minibatch_size=10, num_sgd_iter=1)
     if isinstance(config, SACConfig):
-        # SAC reports every 100 steps: learn from the first round on.
-        config.training(num_steps_sampled_before_learning_starts=0)
+        # SAC reports every 100 steps: learn from the first round on. Its networks take their
+        # sizes from their own model configs (a model.fcnet_hiddens of its own is refused).
+        config.training(
+            num_steps_sampled_before_learning_starts=0,
+            model={"fcnet_hiddens": [256, 256]},
+            q_model_config={"fcnet_hiddens": [8]},
+            policy_model_config={"fcnet_hiddens": [8]},
+        )
     return config
 
 

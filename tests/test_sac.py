@@ -289,3 +289,16 @@ def test_cartpole_with_discrete_sac_trains() -> None:
         assert {"critic_loss", "actor_loss", "alpha_loss", "alpha_value"} <= set(stats)
     finally:
         algo.stop()
+
+
+def test_a_model_key_the_sac_networks_take_from_their_own_configs_is_refused() -> None:
+    from rlconf import ConfigError, SACConfig
+
+    config = (
+        SACConfig()
+        .environment("Pendulum-v1")
+        .rollouts(num_workers=0)
+        .training(model={"fcnet_hiddens": [32]})
+    )
+    with pytest.raises(ConfigError, match=r"(?s)model.fcnet_hiddens.*policy_model_config"):
+        config.build()

@@ -204,6 +204,15 @@ class Learner:
         stats = self.gradient_step(self.batch_tensors(batch))
         return self.info({k: float(v) for k, v in stats.items()})
 
+    def replay_update(self, batch: SampleBatch) -> dict[str, Any]:
+        """One gradient step on a replayed batch whose losses report a per-row ``td_error``:
+        it goes back in the info as a numpy array (prioritized replay's new priorities)."""
+        stats = self.gradient_step(self.batch_tensors(batch))
+        td_error = stats.pop("td_error")
+        info = self.info({k: float(v) for k, v in stats.items()})
+        info["td_error"] = td_error.cpu().numpy()
+        return info
+
     def info(self, stats: dict[str, Any]) -> dict[str, Any]:
         """The learner info of one update: its stats plus ``cur_lr``, and the update count."""
         stats.setdefault("cur_lr", self.cur_lr)

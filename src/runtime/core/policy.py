@@ -93,6 +93,8 @@ class TorchPolicy:
         self._learner: Learner | None = None
         #: The learner group (and this policy's id in it) that learns for this policy.
         self._learner_group: tuple[LearnerGroup, str] | None = None
+        #: The learner group's learner has learned since this copy last took its weights.
+        self._weights_stale = False
         self.global_timestep = 0
         self._settings: dict[type[Any], Any] = {}
         self._explore = bool(self.settings(PolicySettings, type(self).__name__).explore)
@@ -179,6 +181,8 @@ class TorchPolicy:
         """Actions for a batch of preprocessed observations: ``(actions, [], extra)`` where
         ``extra`` holds ``action_logp``, ``action_dist_inputs`` and (with a critic, unless
         ``value_preds=False``) ``vf_preds``."""
+        if self._weights_stale:
+            self.pull_weights()
         explore = self._explore if explore is None else explore
         step = self.global_timestep if timestep is None else timestep
         inputs = self._obs(obs_batch)
@@ -216,6 +220,8 @@ class TorchPolicy:
         """V(s) for a batch of preprocessed observations (zeros without a critic)."""
         if not self.module.has_critic or len(obs_batch) == 0:
             return np.zeros(len(obs_batch), dtype=np.float32)
+        if self._weights_stale:
+            self.pull_weights()
         values: Array = self.module.compute_values(self._obs(obs_batch)).cpu().numpy()
         return values
 
@@ -234,21 +240,31 @@ class TorchPolicy:
         if self._learner_group is not None:
             group, policy_id = self._learner_group
             info = group.update(policy_id, batch)
-            self.pull_weights()
+            # Taken when next needed (acting, weights, state, the weight sync): an off-policy
+            # step learns many times between two samplings.
+            self._weights_stale = True
         else:
             info = self.learner.update(batch)
         info.setdefault("learner_stats", {}).update(self.exploration.stats())
         return info
 
     def pull_weights(self) -> None:
-        """Take the weights of the learner group's learner (attached policies only)."""
+        """Take the weights of the learner group's learner (attached policies whose learner is
+        made)."""
+        self._weights_stale = False
         if self._learner_group is None:
             return
         group, policy_id = self._learner_group
+        if not group.has_learner(policy_id):
+            return
         if group.is_local:
             group.copy_weights_into(policy_id, self.module)
         else:
             self.set_weights(group.get_weights([policy_id])[policy_id])
+
+    def pull_weights_if_stale(self) -> None:
+        if self._weights_stale:
+            self.pull_weights()
 
     def on_global_var_update(self, global_vars: Mapping[str, Any]) -> None:
         """Receive the global timestep: exploration and (where learning) schedules follow it."""
@@ -260,9 +276,11 @@ class TorchPolicy:
     # ------------------------------------------------------------------ state
 
     def get_weights(self) -> dict[str, Array]:
+        self.pull_weights_if_stale()
         return {k: v.detach().cpu().numpy().copy() for k, v in self.module.state_dict().items()}
 
     def set_weights(self, weights: Mapping[str, Any]) -> None:
+        self._weights_stale = False
         # A copy: arrays that arrive through Ray's object store are read-only.
         state = {k: torch.from_numpy(np.array(v)) for k, v in weights.items()}
         self.module.load_state_dict(state)

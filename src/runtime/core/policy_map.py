@@ -159,6 +159,7 @@ class PolicyMap(MutableMapping[str, TorchPolicy]):
 
     def _save(self, policy_id: str, policy: TorchPolicy) -> Path:
         # Not policy.get_state(): it would make a learner for a policy that only acts.
+        policy.pull_weights_if_stale()
         learner = policy._learner
         state: dict[str, Any] = {
             "global_timestep": policy.global_timestep,

@@ -19,6 +19,8 @@ from runtime.core.sample_batch import SampleBatch as SB
 from runtime.core.settings import setting, settings_of
 
 Array = npt.NDArray[np.float32]
+#: Per-row discount of the bootstrap, gamma ** (steps summed), added by ``add_n_step_returns``.
+N_STEP_GAMMA = "n_step_gamma"
 
 
 S = TypeVar("S")
@@ -153,4 +155,4 @@ def add_n_step_returns(columns: dict[str, npt.NDArray[Any]], policy: Any) -> Non
     columns[SB.NEXT_OBS] = columns[SB.NEXT_OBS][last, envs]
     columns[SB.TERMINATEDS] = columns[SB.TERMINATEDS][last, envs]
     columns[SB.REWARDS] = summed
-    columns["n_step_gamma"] = discount
+    columns[N_STEP_GAMMA] = discount

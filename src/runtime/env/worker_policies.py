@@ -107,6 +107,14 @@ class WorkerPolicies:
         if global_vars:
             self.set_global_vars(global_vars)
 
+    def pull_learned_weights(self) -> None:
+        """Give the policies in memory that learned since they last took the learner group's
+        weights those weights (evicted ones took them when they were saved)."""
+        for pid in self.policy_map.in_memory():
+            policy = self.policy_map.peek(pid)
+            if policy is not None:
+                policy.pull_weights_if_stale()
+
     def set_global_vars(self, global_vars: Mapping[str, Any]) -> None:
         """Hand the policies in memory the global vars; evicted ones get them when reloaded."""
         self._global_vars = dict(global_vars)

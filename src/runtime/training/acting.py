@@ -27,9 +27,12 @@ class Acting(Trainable):
     learner_group: LearnerGroup
 
     def get_policy(self, policy_id: str = DEFAULT_POLICY_ID) -> TorchPolicy:
-        return self.workers.local_worker().get_policy(policy_id)
+        policy = self.workers.local_worker().get_policy(policy_id)
+        policy.pull_weights_if_stale()
+        return policy
 
     def get_weights(self, policies: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        self.workers.local_worker().pull_learned_weights()
         return self.workers.local_worker().get_weights(policies)
 
     def set_weights(self, weights: Mapping[str, Mapping[str, Any]]) -> None:

@@ -43,6 +43,7 @@ def policy_state(worker: RolloutWorker) -> tuple[dict[str, Any], dict[str, dict[
     The learners are those of the worker's learner group (the driver's worker), or a
     policy's own."""
     group = worker.learner_group
+    worker.pull_learned_weights()
     json_state: dict[str, Any] = {}
     tensors: dict[str, dict[str, Any]] = {}
     for pid, policy in worker.policy_map.items():

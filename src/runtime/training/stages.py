@@ -101,6 +101,7 @@ class TrainingStages(Trainable):
         """Send the weights of the policies to train (or of ``policies``) and the global
         timestep to the rollout workers: the others' weights do not change in training."""
         worker = self.workers.local_worker()
+        worker.pull_learned_weights()
         if policies is None:
             policies = [pid for pid in worker.policy_map if worker.is_policy_to_train(pid)]
         self.workers.sync_weights(

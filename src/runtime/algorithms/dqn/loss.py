@@ -10,10 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from runtime.algorithms.dqn.module import QModule
+from runtime.core.postprocessing import N_STEP_GAMMA
 from runtime.core.sample_batch import SampleBatch as SB
-
-#: Per-row discount of the bootstrap, gamma ** (steps summed), added by ``add_n_step_returns``.
-N_STEP_GAMMA = "n_step_gamma"
 
 
 def dqn_loss(

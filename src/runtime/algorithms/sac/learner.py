@@ -90,11 +90,7 @@ class SACLearner(Learner):
         return losses
 
     def update(self, batch: SampleBatch) -> dict[str, Any]:
-        stats = self.gradient_step(self.batch_tensors(batch))
-        td_error = stats.pop("td_error")
-        info = self.info({k: float(v) for k, v in stats.items()})
-        info["td_error"] = td_error.cpu().numpy()
-        return info
+        return self.replay_update(batch)
 
     @property
     def cur_lr(self) -> float:

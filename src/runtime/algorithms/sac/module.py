@@ -31,6 +31,7 @@ from runtime.core.models import TorchModel
 from runtime.core.module import RLModule, obs_input
 from runtime.core.sample_batch import SampleBatch as SB
 from runtime.core.settings import settings_of
+from runtime.core.space_support import check_spaces
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,25 @@ class SACModuleSettings:
     normalize_actions: bool
 
 
+def _refuse_shadowed_model_keys(model: Any, policy: Any, q: Any) -> None:
+    """A ``model`` key that ``policy_model_config`` and ``q_model_config`` both set acts
+    nowhere: set to anything but its default, it is refused rather than ignored."""
+    from rlconf.model_config import MODEL_DEFAULTS
+
+    defaults: dict[str, Any] = dict(MODEL_DEFAULTS)
+    for key in sorted(set(policy) & set(q)):
+        if key in model and key in defaults and model[key] != defaults[key]:
+            raise ConfigError.single(
+                "SAC (build)",
+                f"model.{key}",
+                "has no effect under SAC, whose networks take it from policy_model_config "
+                "and q_model_config; set it there",
+                value=model[key],
+                has_value=True,
+                allowed=repr(defaults[key]),
+            )
+
+
 class SACModule(RLModule):
     def __init__(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any], config: Any
@@ -49,6 +69,9 @@ class SACModule(RLModule):
         super().__init__(observation_space, action_space, config)
         settings = settings_of(SACModuleSettings, config, type(self).__name__)
         self.discrete = isinstance(action_space, gym.spaces.Discrete)
+        _refuse_shadowed_model_keys(
+            self.model_config, settings.policy_model_config, settings.q_model_config
+        )
         policy_config = {**self.model_config, **dict(settings.policy_model_config)}
         q_config = {**self.model_config, **dict(settings.q_model_config)}
         # Read through the catalog (a custom_action_dist replaces the default there).
@@ -123,15 +146,9 @@ class SACModule(RLModule):
 
 
 def _bounded_box(space: gym.Space[Any]) -> gym.spaces.Box:
-    if not isinstance(space, gym.spaces.Box):
-        raise ConfigError.single(
-            "SAC (build)",
-            "action_space",
-            "SAC needs a Box or a Discrete action space",
-            value=type(space).__name__,
-            has_value=True,
-            allowed="Box, Discrete",
-        )
+    # SAC declares Box and Discrete action spaces (checked where its policies are made).
+    check_spaces("SAC", space, space, (), (gym.spaces.Box,))
+    assert isinstance(space, gym.spaces.Box)
     return space
 
 
