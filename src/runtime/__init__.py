@@ -12,7 +12,7 @@ from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
 from runtime.algorithms.sac import SAC
 from runtime.buffers import PrioritizedReplayBuffer, ReplayBuffer
-from runtime.callbacks import DefaultCallbacks, make_multi_callbacks
+from runtime.callbacks import DefaultCallbacks, MultiCallbacks, make_multi_callbacks
 from runtime.cluster.placement import ResourceError
 from runtime.cluster.tune_support import install as _install_tune_support
 from runtime.core.exploration import (
@@ -64,6 +64,7 @@ __all__ = [
     "MultiAgentEnv",
     "MultiAgentEnvError",
     "MultiAgentEpisode",
+    "MultiCallbacks",
     "OffPolicyAlgorithm",
     "OnPolicyAlgorithm",
     "ParallelPettingZooEnv",

@@ -6,12 +6,39 @@ don't break it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
 class DefaultCallbacks:
-    """No-op hooks. Subclass and override; pass the class to ``config.callbacks(...)``."""
+    """No-op hooks. Subclass and override; pass the class to ``config.callbacks(...)``.
+
+    Hooks written for the reference's older names keep working, with a DeprecationWarning
+    when the class is defined: a ``trainer`` parameter receives the algorithm, and
+    ``on_trainer_init`` is ``on_algorithm_init``."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        old_init = cls.__dict__.get("on_trainer_init")
+        if old_init is not None and "on_algorithm_init" not in cls.__dict__:
+            warnings.warn(
+                f"{cls.__name__}.on_trainer_init is deprecated: name it on_algorithm_init",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            cls.on_algorithm_init = old_init  # type: ignore[method-assign]
+        for name, hook in list(cls.__dict__.items()):
+            if name.startswith("on_") and callable(hook) and _takes_trainer(hook):
+                warnings.warn(
+                    f"{cls.__name__}.{name}(trainer=...) is deprecated: the parameter is "
+                    "named algorithm",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                setattr(cls, name, _trainer_to_algorithm(hook))
 
     def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
         """After the algorithm and its workers are built."""
@@ -120,9 +147,41 @@ class DefaultCallbacks:
 _HOOKS = [name for name in vars(DefaultCallbacks) if name.startswith("on_")]
 
 
+def _takes_trainer(hook: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(hook).parameters
+    except (TypeError, ValueError):
+        return False
+    return "trainer" in parameters and "algorithm" not in parameters
+
+
+def _trainer_to_algorithm(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """``hook`` called with ``algorithm=`` passed on as ``trainer=``."""
+
+    @functools.wraps(hook)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if "algorithm" in kwargs:
+            kwargs["trainer"] = kwargs.pop("algorithm")
+        return hook(self, *args, **kwargs)
+
+    return call
+
+
 def overrides(callbacks: DefaultCallbacks, hook: str) -> bool:
     """Whether ``callbacks`` does anything in ``hook`` (lets hot loops skip no-op calls)."""
     return overrides_class(type(callbacks), hook)
+
+
+def MultiCallbacks(
+    callback_class_list: Sequence[type[DefaultCallbacks]],
+) -> type[DefaultCallbacks]:
+    """The reference's ``MultiCallbacks([A, B])`` (deprecated): ``make_multi_callbacks``."""
+    warnings.warn(
+        "MultiCallbacks([...]) is deprecated: use runtime.make_multi_callbacks([...])",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return make_multi_callbacks(callback_class_list)
 
 
 def make_multi_callbacks(

@@ -10,6 +10,7 @@ otherwise the error propagates.
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -283,7 +284,22 @@ class WorkerSet:
         if self.on_recreated is not None:
             self.on_recreated(list(indices))
 
-    def foreach_worker(self, func: Callable[[RolloutWorker], T], *, local: bool = True) -> list[T]:
+    def foreach_worker(
+        self,
+        func: Callable[[RolloutWorker], T],
+        *,
+        local: bool = True,
+        local_worker: bool | None = None,
+    ) -> list[T]:
+        """``func(worker)`` on the local worker (``local``) and every remote one.
+        ``local_worker`` is the reference's name of ``local`` (deprecated)."""
+        if local_worker is not None:
+            warnings.warn(
+                "foreach_worker(local_worker=...) is deprecated: use local=...",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            local = local_worker
         out = [func(self._local)] if local and self._local is not None else []
         return out + [result for _, result in self.call_remote(func)]
 
