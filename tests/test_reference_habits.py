@@ -72,7 +72,9 @@ def test_trainer_keyword_and_on_trainer_init_and_multi_callbacks_work() -> None:
     with pytest.warns(DeprecationWarning, match="named algorithm"):
 
         class OldResult(DefaultCallbacks):
-            def on_train_result(self, *, trainer: Any, result: dict[str, Any], **kw: Any) -> None:
+            def on_train_result(  # type: ignore[override]
+                self, *, trainer: Any, result: dict[str, Any], **kw: Any
+            ) -> None:
                 _SEEN.append(("result", trainer))
 
     with pytest.warns(DeprecationWarning, match="on_algorithm_init"):
