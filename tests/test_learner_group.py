@@ -313,3 +313,13 @@ def test_a2c_microbatches_on_fake_towers_match_one_learner() -> None:
     finally:
         one.stop()
         two.stop()
+
+
+@pytest.mark.parametrize(
+    "resources", [{"num_gpus_per_learner_worker": 1.0}, {"num_cpus_per_learner_worker": 2.0}]
+)
+def test_learner_worker_sizes_without_learner_workers_are_refused(
+    resources: dict[str, float],
+) -> None:
+    with pytest.raises(ConfigError, match=r"(?s)learner_worker.*num_learner_workers is 0"):
+        _ppo(**resources).build()

@@ -31,7 +31,9 @@ def _ppo(learners: int = 0) -> PPOConfig:
         .environment("CartPole-v1")
         .rollouts(num_workers=0, num_envs_per_worker=4, rollout_fragment_length=50)
         .training(train_batch_size=200, sgd_minibatch_size=50, num_sgd_iter=3)
-        .resources(num_learner_workers=learners, num_cpus_per_learner_worker=0.5)
+        .resources(
+            num_learner_workers=learners, num_cpus_per_learner_worker=0.5 if learners else 1.0
+        )
         .debugging(seed=5)
     )
 

@@ -235,8 +235,8 @@ class RemoteLearnerGroup(LearnerGroup):
     # ------------------------------------------------------------------ weights and state
 
     def get_weights(self, policy_ids: Iterable[str] | None = None) -> dict[str, dict[str, Array]]:
-        ids = [p for p in (self.policy_ids() if policy_ids is None else policy_ids)]
-        ids = [p for p in ids if p in self._made]
+        wanted = self.policy_ids() if policy_ids is None else policy_ids
+        ids = [p for p in wanted if p in self._made]
         return self._call_first(
             lambda w: {
                 p: {

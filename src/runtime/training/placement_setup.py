@@ -25,6 +25,7 @@ class DeviceSettings:
     num_gpus: float
     num_learner_workers: int
     num_gpus_per_learner_worker: float
+    num_cpus_per_learner_worker: float
     num_gpus_per_worker: float
     placement_timeout_s: float
     fake_gpus: bool = setting("_fake_gpus")
@@ -43,17 +44,33 @@ def learner_devices(config: AlgorithmConfig, owner: str) -> list[str]:
     settings = device_settings(config)
     num_gpus = float(settings.num_gpus)
     if int(settings.num_learner_workers) > 0:
-        if num_gpus > 0 and not settings.fake_gpus:
+        if num_gpus > 0:
             raise ConfigError.single(
                 owner,
                 "num_gpus",
-                "gives the driver GPUs, but with num_learner_workers > 0 the driver learns "
-                "nowhere: give the learner workers GPUs with num_gpus_per_learner_worker",
+                "gives the driver GPUs (or fake towers), but with num_learner_workers > 0 the "
+                "driver learns nowhere: give the learner workers GPUs with "
+                "num_gpus_per_learner_worker",
                 value=num_gpus,
                 has_value=True,
                 allowed="0 with num_learner_workers",
             )
         return [learner_worker_device(config)] * int(settings.num_learner_workers)
+    unused = {
+        "num_gpus_per_learner_worker": (float(settings.num_gpus_per_learner_worker), 0.0),
+        "num_cpus_per_learner_worker": (float(settings.num_cpus_per_learner_worker), 1.0),
+    }
+    for key, (value, default) in unused.items():
+        if value != default:
+            raise ConfigError.single(
+                owner,
+                key,
+                "sizes learner workers, but num_learner_workers is 0 (the driver learns): "
+                "set num_learner_workers, or leave this at its default",
+                value=value,
+                has_value=True,
+                allowed=repr(default),
+            )
     if num_gpus > 1 and not num_gpus.is_integer():
         raise ConfigError.single(
             owner,
