@@ -42,6 +42,8 @@ def test_schema_and_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.split() == [
         "A2C",
         "A2CConfig",
+        "DDPG",
+        "DDPGConfig",
         "DQN",
         "DQNConfig",
         "PG",
@@ -50,6 +52,8 @@ def test_schema_and_list(capsys: pytest.CaptureFixture[str]) -> None:
         "PPOConfig",
         "SAC",
         "SACConfig",
+        "TD3",
+        "TD3Config",
     ]
 
 

@@ -1,6 +1,7 @@
 """The Q-value exploration strategies (EpsilonGreedy, PerWorkerEpsilonGreedy, SoftQ): their
 schedules and action frequencies, their state, their stats in a policy's learner info, and the
-build-time refusal of the config types the runtime does not implement."""
+build-time refusal of a strategy an algorithm does not have (the noise strategies have
+tests/test_noise_exploration.py)."""
 
 from __future__ import annotations
 
@@ -79,9 +80,14 @@ def test_every_config_type_is_a_runtime_strategy_or_refused_with_a_reason() -> N
 
 @pytest.mark.parametrize("kind", sorted(BUILTIN))
 def test_each_strategy_takes_the_arguments_rlconf_validates_for_it(kind: str) -> None:
-    parameters = set(inspect.signature(BUILTIN[kind]).parameters)
-    if kind == "PerWorkerEpsilonGreedy":  # the schedule arguments pass through to EpsilonGreedy
-        parameters |= set(inspect.signature(EpsilonGreedy).parameters)
+    # A subclass passes the arguments it does not name on to its bases (PerWorkerEpsilonGreedy
+    # the schedule's to EpsilonGreedy, the noise strategies GaussianNoise's).
+    parameters = {
+        name
+        for cls in BUILTIN[kind].__mro__
+        if issubclass(cls, Exploration)
+        for name in inspect.signature(cls).parameters
+    }
     assert set(BUILTIN_EXPLORATION[kind].__annotations__) <= parameters
 
 
@@ -355,27 +361,31 @@ def test_policy_on_a_remote_worker_gets_its_per_worker_epsilon() -> None:
 # ---------------------------------------------------------------------------- refusals
 
 
-@pytest.mark.parametrize("kind", sorted(NOT_AVAILABLE))
-def test_noise_types_are_refused_at_build_with_the_reason(kind: str) -> None:
-    # Refused even by an algorithm that lists them: no runtime strategy implements them.
+NOISE = (
+    "GaussianNoise",
+    "PerWorkerGaussianNoise",
+    "OrnsteinUhlenbeckNoise",
+    "PerWorkerOrnsteinUhlenbeckNoise",
+)
+
+
+@pytest.mark.parametrize("kind", NOISE)
+def test_noise_types_are_built_for_an_algorithm_that_lists_them(kind: str) -> None:
+    assert kind not in NOT_AVAILABLE
     builder = PolicyBuilder(learner_class=None, explorations=(kind, "Random"), algorithm="QAlgo")
     config = PPOConfig().exploration(exploration_config={"type": kind}).freeze()
-    with pytest.raises(ConfigError) as caught:
-        builder(OBS_SPACE, _space(), config)
-    message = str(caught.value)
-    assert f"exploration_config.type='{kind}'" in message
-    assert "deterministic-actor algorithm (DDPG/TD3), which is not available yet" in message
-    assert "allowed: Random, or a subclass of runtime.Exploration" in message
+    box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    assert type(builder(OBS_SPACE, box, config).exploration) is BUILTIN[kind]
 
 
-def test_noise_type_is_refused_before_any_worker_starts() -> None:
+def test_noise_type_is_refused_before_any_worker_starts_by_an_algorithm_without_it() -> None:
     config = (
         PPOConfig()
         .environment("CartPole-v1")
         .rollouts(num_workers=2)
         .exploration(exploration_config={"type": "OrnsteinUhlenbeckNoise"})
     )
-    with pytest.raises(ConfigError, match=r"PPO \(build\).*\n.*DDPG/TD3"):
+    with pytest.raises(ConfigError, match=r"PPO \(build\).*\n.*is not available to PPO"):
         config.build()
 
 

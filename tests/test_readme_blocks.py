@@ -11,7 +11,10 @@ import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 #: Sections whose Python blocks run unchanged (they train an iteration or two at most).
-RUN_AS_WRITTEN = ("Learners: GPUs, towers and learner workers",)
+RUN_AS_WRITTEN = (
+    "Learners: GPUs, towers and learner workers",
+    "Continuous control: SAC, TD3 and DDPG",
+)
 
 
 def python_blocks(section: str) -> list[str]:

@@ -98,7 +98,11 @@ def test_off_switches_are_accepted_as_keywords_of_their_method_and_by_assignment
     ("given", "field", "reason"),
     [
         ({"eager_tracing": True}, "eager_tracing", "TensorFlow-only"),
-        ({"enable_connectors": True}, "enable_connectors", "connectors are an RLlib 2.x API"),
+        (
+            {"evaluation_force_reset_envs_before_iteration": False},
+            "evaluation_force_reset_envs_before_iteration",
+            "fresh episodes",
+        ),
         ({"_enable_learner_api": 1}, "_enable_learner_api", "Learners"),
         ({"tf_session_args": {"intra_op_parallelism_threads": 4}}, "tf_session_args", "torch"),
         ({"model": {"use_lstm": True}}, "model.use_lstm", "recurrent models"),

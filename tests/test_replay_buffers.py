@@ -25,6 +25,7 @@ from rlconf.field_types import NonNegInt, PosFloat, PosInt, UnitFloat
 from rlconf.fluent import fluent
 from rlconf.replay_buffer_config import (
     REPLAY_BUFFER_DEFAULTS,
+    REPLAY_BUFFER_KEYS,
     ReplayBufferConfig,
     complete_replay_buffer_config,
     replay_buffer_config_schema,
@@ -271,7 +272,7 @@ def test_replay_buffer_config_validation() -> None:
         validate_replay_buffer_config(bad)
     for key in bad:
         assert f"{key}=" in str(info.value)
-    for value in ({"capacity": 10.0}, {"capacity": True}, {"type": "MultiAgentReplayBuffer"}):
+    for value in ({"capacity": 10.0}, {"capacity": True}, {"type": "MultiAgentBuffer"}):
         with pytest.raises(ValueError):
             validate_replay_buffer_config(value)
     assert validate_replay_buffer_config({"prioritized_replay_alpha": 1}) == {
@@ -279,7 +280,12 @@ def test_replay_buffer_config_validation() -> None:
     }
     schema = replay_buffer_config_schema()
     assert schema["additionalProperties"] is False
-    assert schema["properties"]["type"]["enum"] == ["ReplayBuffer", "PrioritizedReplayBuffer"]
+    assert schema["properties"]["type"]["enum"] == [
+        "ReplayBuffer",
+        "PrioritizedReplayBuffer",
+        "MultiAgentReplayBuffer",
+        "MultiAgentPrioritizedReplayBuffer",
+    ]
     assert schema["properties"]["prioritized_replay_eps"]["exclusiveMinimum"] == 0.0
 
 
@@ -303,7 +309,8 @@ def test_replay_buffer_config_as_a_config_field() -> None:
     assert field["default"] == {"type": "PrioritizedReplayBuffer", "capacity": 1000}
     definition = schema["$defs"][field["$ref"].rsplit("/", 1)[-1]]
     assert definition["additionalProperties"] is False
-    assert sorted(definition["properties"]) == sorted(REPLAY_BUFFER_DEFAULTS)
+    assert sorted(definition["properties"]) == sorted(REPLAY_BUFFER_KEYS)
+    assert set(REPLAY_BUFFER_KEYS) - set(REPLAY_BUFFER_DEFAULTS) == {"worker_side_prioritization"}
 
 
 # ---------------------------------------------------------------------- through an algorithm

@@ -7,10 +7,12 @@ imported when an algorithm is built.
 from rlconf import sweep
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.a2c import A2CConfig
+from rlconf.algorithms.ddpg import DDPGConfig
 from rlconf.algorithms.dqn import DQNConfig
 from rlconf.algorithms.pg import PGConfig
 from rlconf.algorithms.ppo import PPOConfig
 from rlconf.algorithms.sac import SACConfig
+from rlconf.algorithms.td3 import TD3Config
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.fluent import NOT_SET
 from rlconf.policy_spec import PolicySpec
@@ -27,11 +29,13 @@ __all__ = [
     "A2CConfig",
     "AlgorithmConfig",
     "ConfigError",
+    "DDPGConfig",
     "DQNConfig",
     "FieldIssue",
     "PGConfig",
     "PPOConfig",
     "SACConfig",
+    "TD3Config",
     "PolicySpec",
     "algorithm_class_path",
     "get_algorithm_class",

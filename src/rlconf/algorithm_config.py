@@ -23,6 +23,7 @@ from rlconf.errors import ConfigError, FieldIssue
 from rlconf.fluent import NOT_SET
 from rlconf.generated.algorithm_config_fluent import AlgorithmConfigFluent
 from rlconf.inert_keys import INERT_KEYS
+from rlconf.key_aliases import resolve_aliases
 from rlconf.section import Section
 from rlconf.sections.callbacks import CALLBACKS
 from rlconf.sections.debugging import DEBUGGING
@@ -106,9 +107,7 @@ class AlgorithmConfig(
         (where a keyword named ``self`` is an unknown key like any other)."""
         where = f"{type(self).__name__}.{method}()"
         kwargs = {
-            k: v
-            for k, v in given.items()
-            if v is not NOT_SET and not (k == "self" and v is self)
+            k: v for k, v in given.items() if v is not NOT_SET and not (k == "self" and v is self)
         }
         self._check_unfrozen(where)
         section = self._sections[method]
@@ -128,9 +127,10 @@ class AlgorithmConfig(
         """Validate keyword arguments of one fluent method; results by config key."""
         known: dict[str, Any] = {}
         inert: dict[str, Any] = {}
-        issues: list[FieldIssue] = []
+        resolved = resolve_aliases(given, prefix)
+        issues: list[FieldIssue] = list(resolved.issues)
         names = set(section.names)
-        for pyname, value in given.items():
+        for pyname, value in resolved.values.items():
             if pyname in names:
                 known[pyname] = value
             elif pyname in INERT_KEYS and INERT_KEYS[pyname].method == section.method:
@@ -139,4 +139,4 @@ class AlgorithmConfig(
                 issues.append(self._unknown_key_issue(prefix + pyname, pyname, section))
         validated, issues = self._finish(section, known, issues, prefix, self._values)
         validated.update(inert)
-        return validated, issues
+        return validated, resolved.relabel(issues, prefix)

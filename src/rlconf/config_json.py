@@ -10,6 +10,7 @@ from rlconf.config_mapping import ConfigMapping
 from rlconf.config_routing import ConfigRouting
 from rlconf.errors import ConfigError
 from rlconf.inert_keys import INERT_KEYS
+from rlconf.key_aliases import KEY_ALIASES
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -67,4 +68,19 @@ class ConfigJson(ConfigRouting, ConfigMapping):
                 "enum": list(inert.accepted),
                 "description": inert.description,
             }
+        properties = schema["properties"]
+        for name, alias in KEY_ALIASES.items():
+            if alias.key not in properties:
+                continue
+            entry = {
+                k: v for k, v in properties[alias.key].items() if k not in ("default", "x-method")
+            }
+            about = alias.describe()
+            entry["description"] = (
+                f"{about[0].upper()}{about[1:]}: sets it (give one of the two). "
+                + properties[alias.key].get("description", "")
+            ).strip()
+            if alias.deprecated:
+                entry["deprecated"] = True
+            properties[name] = entry
         return schema

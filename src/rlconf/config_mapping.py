@@ -10,6 +10,7 @@ from rlconf.config_base import ConfigBase
 from rlconf.errors import short_repr
 from rlconf.frozen import FrozenDict, thaw
 from rlconf.inert_keys import inert_settings
+from rlconf.key_aliases import canonical_key
 from rlconf.section import key_of, pyname_of
 from rlconf.unknown_keys import did_you_mean
 
@@ -24,7 +25,7 @@ class ConfigMapping(ConfigBase):
         if name.startswith("__"):
             raise AttributeError(name)
         values = object.__getattribute__(self, "_values")
-        key = key_of(name)
+        key = canonical_key(key_of(name))
         if key in values:
             return values[key]
         inert = object.__getattribute__(self, "_inert")
@@ -36,6 +37,7 @@ class ConfigMapping(ConfigBase):
         )
 
     def __getitem__(self, key: str) -> Any:
+        key = canonical_key(key)
         nested = self._info().nested.get(key)
         if nested is not None:
             return FrozenDict({key_of(n): self._values[key_of(n)] for n in nested.ordered_names})
@@ -57,6 +59,8 @@ class ConfigMapping(ConfigBase):
         return str(self._values["framework"])
 
     def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            key = canonical_key(key)
         return key in self._values or key in self._info().nested or key in self._inert
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -90,7 +94,9 @@ class ConfigMapping(ConfigBase):
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def to_dict(self) -> dict[str, Any]:
-        """The reference's flat config dict (multi-agent keys under ``"multiagent"``).
+        """The reference's flat config dict (multi-agent keys under ``"multiagent"``); each
+        setting under rlconf's key only (``min_sample_timesteps_per_reporting``, not also its
+        RLlib 2.x name: ``rlconf.key_aliases``).
 
         The result is a plain, mutable copy; search spaces stay in place, so it is a valid
         Tune ``param_space``.
@@ -108,9 +114,13 @@ class ConfigMapping(ConfigBase):
         return out
 
     def inert_settings(self) -> dict[str, Any]:
-        """The reference keys given at their "off" value, which have no effect in rlconf, by
-        path: ``{"eager_tracing": False, "model.use_lstm": False}``."""
-        return inert_settings(thaw(self._inert), thaw(self._values["model"]))
+        """The reference keys given at a value that asks for nothing rlconf doesn't do anyway
+        (they have no effect), by path: ``{"eager_tracing": False, "model.use_lstm": False}``."""
+        return inert_settings(
+            thaw(self._inert),
+            thaw(self._values["model"]),
+            thaw(self._values.get("replay_buffer_config")),
+        )
 
 
 def _same(a: Any, b: Any) -> bool:

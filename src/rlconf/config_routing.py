@@ -13,6 +13,7 @@ from rlconf.errors import ConfigError, FieldIssue
 from rlconf.field_validation import validate_section
 from rlconf.frozen import FrozenDict, freeze, thaw
 from rlconf.inert_keys import INERT_KEYS
+from rlconf.key_aliases import KEY_ALIASES, resolve_aliases
 from rlconf.policy_spec import PolicySpec
 from rlconf.section import Section, key_of, pyname_of
 from rlconf.unknown_keys import DROPPED_KEYS, did_you_mean
@@ -107,6 +108,11 @@ class ConfigRouting(ConfigBase):
         pool = (
             [pyname_of(k) for k in info.section_of_key] if section is None else list(section.names)
         )
+        pool += [
+            name
+            for name, alias in KEY_ALIASES.items()
+            if not alias.deprecated and pyname_of(alias.key) in pool
+        ]
         hint = did_you_mean(key, pool)
         allowed = ", ".join(section.ordered_names) if section is not None else ""
         return FieldIssue(
@@ -141,7 +147,9 @@ class ConfigRouting(ConfigBase):
                     allowed="dict of config keys",
                 )
             ]
-        for key, value in data.items():
+        resolved = resolve_aliases(data, prefix)
+        issues.extend(resolved.issues)
+        for key, value in resolved.values.items():
             if not isinstance(key, str):
                 issues.append(
                     FieldIssue(prefix + repr(key), "keys must be strings", has_value=False)
@@ -180,7 +188,7 @@ class ConfigRouting(ConfigBase):
             result.update(validated)
             issues.extend(more)
         result.update(result_inert)
-        return result, issues
+        return result, resolved.relabel(issues, prefix)
 
     @classmethod
     def _validate_overrides_dict(

@@ -1,11 +1,13 @@
 """Reference keys that rlconf accepts for compatibility only with a value that asks for nothing.
 
 Config files and code written for the reference (or for RLlib 2.x) often carry TensorFlow-only
-or 2.x-only switches at their "off" value: ``eager_tracing: false``, ``enable_connectors:
-false``, ``model: {use_lstm: false}``. Such a value asks for exactly what rlconf does anyway,
-so it is accepted, kept in the config (``to_dict()`` and JSON give it back) and named in a
-one-line warning when the algorithm is built. Any other value asks for something rlconf cannot
-do and is refused with the reason.
+or 2.x-only switches at their "off" value: ``eager_tracing: false``, ``model: {use_lstm:
+false}``, ``replay_buffer_config: {worker_side_prioritization: false}``. Such a value asks for
+exactly what rlconf does anyway, so it is accepted, kept in the config (``to_dict()`` and JSON
+give it back) and named in a one-line warning when the algorithm is built. Any other value asks
+for something rlconf cannot do and is refused with the reason. A few switches change nothing
+here at any value (``enable_connectors``: rlconf's workers do what connectors do, either way)
+and are accepted at both.
 """
 
 from __future__ import annotations
@@ -104,9 +106,9 @@ INERT_KEYS: dict[str, InertKey] = {
         "training",
     ),
     "enable_connectors": InertKey(
-        (False,),
+        (True, False),
         "connectors are an RLlib 2.x API; rlconf's rollout workers preprocess, filter and "
-        "clip themselves",
+        "clip themselves, whichever is asked for",
         "rollouts",
     ),
     "_enable_rl_module_api": InertKey(
@@ -119,6 +121,12 @@ INERT_KEYS: dict[str, InertKey] = {
         (False,),
         "Learners are an RLlib 2.x API; rlconf's policies learn on the driver",
         "training",
+    ),
+    "evaluation_force_reset_envs_before_iteration": InertKey(
+        (True,),
+        "every evaluation starts its sub-envs on fresh episodes (RLlib 2.6's default); "
+        "episodes carried over from one evaluation to the next are not available",
+        "evaluation",
     ),
     "_enable_new_api_stack": InertKey(
         (False,), "the new API stack (RLlib 2.x) does not exist in rlconf", "training"
@@ -145,8 +153,32 @@ INERT_MODEL_KEYS: dict[str, InertKey] = {
 }
 
 
-def inert_settings(config_inert: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str, Any]:
-    """The inert keys a config was given, by path (``"eager_tracing"``, ``"model.use_lstm"``)."""
+#: Keys of ``replay_buffer_config``; ``rlconf.replay_buffer_config`` declares them with this
+#: metadata.
+INERT_REPLAY_BUFFER_KEYS: dict[str, InertKey] = {
+    "worker_side_prioritization": InertKey(
+        (False,),
+        "priorities are computed by the learner after each update, from the TD errors of the "
+        "replayed rows; there is no worker-side priority computation",
+    ),
+}
+
+
+def inert_settings(
+    config_inert: Mapping[str, Any],
+    model: Mapping[str, Any],
+    replay_buffer_config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The inert keys a config was given, by path (``"eager_tracing"``, ``"model.use_lstm"``,
+    ``"replay_buffer_config.worker_side_prioritization"``)."""
     found = dict(config_inert)
     found.update({f"model.{k}": v for k, v in model.items() if k in INERT_MODEL_KEYS})
+    if isinstance(replay_buffer_config, Mapping):
+        found.update(
+            {
+                f"replay_buffer_config.{k}": v
+                for k, v in replay_buffer_config.items()
+                if k in INERT_REPLAY_BUFFER_KEYS
+            }
+        )
     return found

@@ -20,22 +20,38 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from rlconf.field_types import NonNegFloat, PosFloat, PosInt, UnitFloat
+from rlconf.field_types import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat
+from rlconf.inert_keys import INERT_REPLAY_BUFFER_KEYS
 from rlconf.section import STRICT
 from rlconf.unknown_keys import did_you_mean
 
-ReplayBufferType = Literal["ReplayBuffer", "PrioritizedReplayBuffer"]
+ReplayBufferType = Literal[
+    "ReplayBuffer",
+    "PrioritizedReplayBuffer",
+    "MultiAgentReplayBuffer",
+    "MultiAgentPrioritizedReplayBuffer",
+]
+
+#: RLlib's multi-agent buffer names -> the buffer they are here (one buffer per policy).
+BUFFER_TYPE_ALIASES: dict[str, str] = {
+    "MultiAgentReplayBuffer": "ReplayBuffer",
+    "MultiAgentPrioritizedReplayBuffer": "PrioritizedReplayBuffer",
+}
 
 
 class ReplayBufferConfig(TypedDict, total=False):
     """Keys of ``replay_buffer_config``; the ``prioritized_replay_*`` keys matter only to
-    ``PrioritizedReplayBuffer``."""
+    ``PrioritizedReplayBuffer``; RLlib's ``worker_side_prioritization`` is accepted at False
+    only, with a note at build (``rlconf.inert_keys``)."""
 
     type: Annotated[
         ReplayBufferType,
         Field(
             description="ReplayBuffer draws rows uniformly; PrioritizedReplayBuffer in "
-            "proportion to priority**alpha, the priority being the row's last |TD error| + eps."
+            "proportion to priority**alpha, the priority being the row's last |TD error| + eps. "
+            "Every policy has a buffer of its own already, so RLlib's MultiAgentReplayBuffer "
+            "and MultiAgentPrioritizedReplayBuffer are the same as ReplayBuffer and "
+            "PrioritizedReplayBuffer."
         ),
     ]
     capacity: Annotated[
@@ -51,6 +67,17 @@ class ReplayBufferConfig(TypedDict, total=False):
     prioritized_replay_eps: Annotated[
         PosFloat, Field(description="Added to |TD error| so that no row's priority is 0.")
     ]
+    min_size_for_sampling: Annotated[
+        NonNegInt,
+        Field(
+            description="No minibatch is replayed from a policy's buffer until it holds at "
+            "least this many rows (num_steps_sampled_before_learning_starts must be reached "
+            "too)."
+        ),
+    ]
+    worker_side_prioritization: Annotated[
+        bool, INERT_REPLAY_BUFFER_KEYS["worker_side_prioritization"]
+    ]
 
 
 REPLAY_BUFFER_DEFAULTS: ReplayBufferConfig = {
@@ -59,6 +86,7 @@ REPLAY_BUFFER_DEFAULTS: ReplayBufferConfig = {
     "prioritized_replay_alpha": 0.6,
     "prioritized_replay_beta": 0.4,
     "prioritized_replay_eps": 1e-6,
+    "min_size_for_sampling": 0,
 }
 
 REPLAY_BUFFER_KEYS: tuple[str, ...] = tuple(ReplayBufferConfig.__annotations__)
@@ -100,8 +128,11 @@ def validate_replay_buffer_config(value: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def complete_replay_buffer_config(value: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``value`` checked and completed from ``REPLAY_BUFFER_DEFAULTS`` (None: the defaults)."""
-    return {**REPLAY_BUFFER_DEFAULTS, **validate_replay_buffer_config(value or {})}
+    """``value`` checked and completed from ``REPLAY_BUFFER_DEFAULTS`` (None: the defaults),
+    its ``type`` by the name of the buffer here (``MultiAgentReplayBuffer`` -> ``ReplayBuffer``)."""
+    settings = {**REPLAY_BUFFER_DEFAULTS, **validate_replay_buffer_config(value or {})}
+    settings["type"] = BUFFER_TYPE_ALIASES.get(settings["type"], settings["type"])
+    return settings
 
 
 def replay_buffer_config_schema() -> dict[str, Any]:

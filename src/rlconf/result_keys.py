@@ -3,8 +3,10 @@
 
 Most keys are fixed. Some sub-trees have keys that depend on the run: a pattern stands for
 them, with ``<name>`` for one path part (``custom_metrics/<metric>_mean``) and a trailing
-``/...`` for any deeper path (``info/learner/<policy id>/...``). ``rlconf train`` checks stop
-criteria against this description before anything heavy is imported.
+``/...`` for any deeper path (``info/learner/<policy id>/...``). The sampler metrics (episode
+metrics and ``sampler_perf``) are also under ``sampler_results/``, where RLlib 2.x has them
+(``sampler_results/episode_reward_mean``). ``rlconf train`` checks stop criteria against this
+description before anything heavy is imported.
 """
 
 from __future__ import annotations
@@ -193,12 +195,21 @@ TRAINING_KEYS: tuple[ResultKey, ...] = (
 )
 
 EVALUATION_PREFIX = "evaluation/"
+#: Where RLlib 2.x nests the sampler metrics; a result has them there too (same values).
+SAMPLER_RESULTS_PREFIX = "sampler_results/"
+
+#: The keys under ``sampler_results/``: the episode metrics and the sampler's perf stats.
+SAMPLER_RESULT_KEYS: tuple[ResultKey, ...] = (
+    *EPISODE_KEYS,
+    *(k for k in TRAINING_KEYS if k.pattern == "sampler_perf/<timer>"),
+)
 
 #: The whole description: every key a training result can hold.
 RESULT_KEYS: tuple[ResultKey, ...] = (
     *TRAINING_KEYS,
     *EPISODE_KEYS,
     *(k.under(EVALUATION_PREFIX) for k in (*EPISODE_KEYS, *EVALUATION_ONLY_KEYS)),
+    *(k.under(SAMPLER_RESULTS_PREFIX) for k in SAMPLER_RESULT_KEYS),
 )
 
 

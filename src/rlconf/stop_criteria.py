@@ -23,6 +23,7 @@ from rlconf.unknown_keys import did_you_mean
 _ALLOWED = (
     "a numeric result key, nested keys joined with '/': episode_reward_mean, timesteps_total, "
     "training_iteration, time_total_s, evaluation/episode_reward_mean, "
+    "sampler_results/episode_reward_mean, "
     "custom_metrics/<metric>_mean, info/learner/<policy id>/learner_stats/<stat>, ... "
     "(`rlconf result-keys` lists them all)"
 )

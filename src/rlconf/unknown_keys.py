@@ -10,13 +10,13 @@ _NOT_IN_RUNTIME = "an RLlib model option that rlconf's runtime does not support"
 
 #: Keys of the reference's COMMON_CONFIG that have no meaning in rlconf, and why (the
 #: TensorFlow-only and RLlib 2.x switches that are accepted at their "off" value are in
-#: ``rlconf.inert_keys``).
+#: ``rlconf.inert_keys``; other names of rlconf's keys, deprecated ones among them, are in
+#: ``rlconf.key_aliases``).
 DROPPED_KEYS: dict[str, str] = {
     "sample_collector": "rlconf's runtime has a single, built-in sample collector",
     "simple_optimizer": "deprecated in the reference; the runtime needs no such switch",
     "evaluation_num_episodes": "deprecated: use evaluation_duration with "
     "evaluation_duration_unit='episodes'",
-    "metrics_smoothing_episodes": "deprecated: use metrics_num_episodes_for_smoothing",
     "timesteps_per_iteration": "deprecated: use min_sample_timesteps_per_reporting",
     "min_iter_time_s": "deprecated: use min_time_s_per_reporting",
     "collect_metrics_timeout": "deprecated: use metrics_episode_collection_timeout_s",

@@ -7,6 +7,7 @@ policies, batches), ``env/`` (workers and sampling), ``training/`` (the parts of
 
 from runtime.algorithm import Algorithm
 from runtime.algorithms.a2c import A2C
+from runtime.algorithms.ddpg import DDPG, TD3
 from runtime.algorithms.dqn import DQN
 from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
@@ -18,7 +19,11 @@ from runtime.cluster.tune_support import install as _install_tune_support
 from runtime.core.exploration import (
     EpsilonGreedy,
     Exploration,
+    GaussianNoise,
+    OrnsteinUhlenbeckNoise,
     PerWorkerEpsilonGreedy,
+    PerWorkerGaussianNoise,
+    PerWorkerOrnsteinUhlenbeckNoise,
     Random,
     SoftQ,
     StochasticSampling,
@@ -47,10 +52,12 @@ _install_tune_support()
 
 __all__ = [
     "A2C",
+    "DDPG",
     "DQN",
     "PG",
     "PPO",
     "SAC",
+    "TD3",
     "ActorCriticModule",
     "Algorithm",
     "DefaultCallbacks",
@@ -58,6 +65,10 @@ __all__ = [
     "Episode",
     "EpsilonGreedy",
     "Exploration",
+    "GaussianNoise",
+    "OrnsteinUhlenbeckNoise",
+    "PerWorkerGaussianNoise",
+    "PerWorkerOrnsteinUhlenbeckNoise",
     "Learner",
     "ModelCatalog",
     "MultiAgentBatch",

@@ -12,12 +12,15 @@ An algorithm's training args extend ``OffPolicyArgs``, and its section's default
 
 from __future__ import annotations
 
-from typing import Annotated
+import math
+from typing import Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from rlconf.errors import FieldIssue
 from rlconf.field_types import NonNegInt, PosFloat, PosInt, UnitFloat
+from rlconf.fluent import NOT_SET
 from rlconf.replay_buffer_config import REPLAY_BUFFER_DEFAULTS, ReplayBufferConfig
 
 
@@ -62,3 +65,17 @@ OFF_POLICY_DEFAULTS: OffPolicyArgs = {
     "replay_buffer_config": REPLAY_BUFFER_DEFAULTS,
     "store_buffer_in_checkpoints": False,
 }
+
+
+def unused_lr_issues(lr: Any, own_lr: float, algorithm: str, instead: str) -> list[FieldIssue]:
+    """``lr`` for an algorithm whose optimizers take their rates from other keys: its own
+    default is accepted (it changes nothing), any other value is refused, naming ``instead``."""
+    if lr is NOT_SET or (isinstance(lr, int | float) and math.isclose(float(lr), own_lr)):
+        return []
+    return [
+        FieldIssue(
+            "lr",
+            f"is not used by {algorithm}: set {instead} instead (allowed: {own_lr!r})",
+            lr,
+        )
+    ]

@@ -10,7 +10,8 @@ from typing_extensions import TypedDict
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.actor_critic_fields import GradClipArgs
-from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyArgs
+from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyArgs, unused_lr_issues
+from rlconf.errors import FieldIssue
 from rlconf.field_types import PosFloat
 from rlconf.generated.sac_fluent import SACConfigFluent
 from rlconf.model_config import ModelConfigDict
@@ -133,3 +134,16 @@ class SACConfig(SACConfigFluent, AlgorithmConfig):
         "clip_actions": False,
         "min_sample_timesteps_per_reporting": 100,
     }
+
+    def _cross_field_issues(self) -> list[FieldIssue]:
+        issues = super()._cross_field_issues()
+        issues.extend(
+            unused_lr_issues(
+                self._plain("lr"),
+                SAC_LR,
+                "SAC",
+                "optimization's actor_learning_rate, critic_learning_rate and "
+                "entropy_learning_rate",
+            )
+        )
+        return issues

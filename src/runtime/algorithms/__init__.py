@@ -1,1 +1,2 @@
-"""The algorithms: PPO, PG, A2C, DQN, SAC (each module holds the algorithm and its policy)."""
+"""The algorithms: PPO, PG, A2C, DQN, SAC, DDPG and TD3 (each package holds the algorithm, its
+module, learner and losses)."""

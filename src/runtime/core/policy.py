@@ -176,11 +176,15 @@ class TorchPolicy:
         explore: bool | None = None,
         timestep: int | None = None,
         value_preds: bool = True,
+        *,
+        env_indices: Sequence[int] | None = None,
         **kwargs: Any,
     ) -> tuple[Array, list[Any], dict[str, Array]]:
         """Actions for a batch of preprocessed observations: ``(actions, [], extra)`` where
         ``extra`` holds ``action_logp``, ``action_dist_inputs`` and (with a critic, unless
-        ``value_preds=False``) ``vf_preds``."""
+        ``value_preds=False``) ``vf_preds``. ``env_indices`` names the sub-env of each row (None:
+        sub-envs ``0..B-1``) for strategies with per-sub-env state (``Exploration.env_indices``).
+        """
         if self._weights_stale:
             self.pull_weights()
         explore = self._explore if explore is None else explore
@@ -195,6 +199,7 @@ class TorchPolicy:
         else:
             dist_inputs = out[SampleBatch.ACTION_DIST_INPUTS]
             dist = self.dist_class(dist_inputs)
+        self.exploration.env_indices = env_indices
         actions = self.exploration.get_exploration_action(
             action_distribution=dist, timestep=step, explore=explore
         )

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from runtime.callbacks import DefaultCallbacks, overrides
+from runtime.core.exploration import Exploration
 from runtime.core.policy import TorchPolicy
 from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor
@@ -117,6 +118,10 @@ class StepLoop(RunnerMetrics):
         # Hooks the callbacks do not override are not called: episode boundaries are frequent.
         self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
         self._step_hook = "on_episode_step" in self._overridden
+        # The same for the exploration's episode hooks (e.g. OU noise resets a sub-env's state).
+        exploration = type(policy.exploration)
+        self._exploration_starts = exploration.on_episode_start is not Exploration.on_episode_start
+        self._exploration_ends = exploration.on_episode_end is not Exploration.on_episode_end
         self._next_episode = 0
         self.obs: Array | None = None
         self.episodes: list[Episode] = []
@@ -145,7 +150,7 @@ class StepLoop(RunnerMetrics):
             obs, envs = self.obs[idx], [self.envs[i] for i in env_ids]
         t0 = time.perf_counter()
         actions, _, extra = self.policy.compute_actions(
-            obs, explore=explore, value_preds=value_preds
+            obs, explore=explore, value_preds=value_preds, env_indices=env_ids
         )
         t1 = time.perf_counter()
         env_actions = self._action_fn(actions)
@@ -277,6 +282,8 @@ class StepLoop(RunnerMetrics):
         self.eps_ids[index] = episode.episode_id
         self.ep_len[index] = 0
         self.ep_ret[index] = 0.0
+        if self._exploration_starts:
+            self.policy.exploration.on_episode_start(self.policy, environment=self, episode=episode)
         self._hook("on_episode_start", episode=episode, env_index=index)
 
     def _finish_episode(self, index: int) -> int:
@@ -284,6 +291,8 @@ class StepLoop(RunnerMetrics):
         episode.length = int(self.ep_len[index])
         episode.total_reward = float(self.ep_ret[index])
         self._hook("on_episode_end", episode=episode, env_index=index)
+        if self._exploration_ends:
+            self.policy.exploration.on_episode_end(self.policy, environment=self, episode=episode)
         self.finished.append(
             EpisodeMetrics(
                 episode.length,

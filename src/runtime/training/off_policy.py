@@ -5,7 +5,9 @@ SAC, TD3, DDPG). Each training step:
    postprocessed by the workers with the algorithm's steps, e.g. n-step returns);
 2. adds it to each policy's replay buffer;
 3. once ``num_steps_sampled_before_learning_starts`` env steps are in, replays minibatches of
-   ``train_batch_size`` rows and updates the learners on them: one per round, or as many as
+   ``train_batch_size`` rows from each policy's buffer that holds at least
+   ``replay_buffer_config["min_size_for_sampling"]`` rows (none before both hold) and updates
+   the learners on them: one per round, or as many as
    keep replayed / sampled steps at ``training_intensity``; after each update a prioritized
    buffer gets its rows' new priorities from the TD errors the learner returns
    (``info["td_error"]``, one per replayed row, taken out of the reported info);
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from rlconf.replay_buffer_config import complete_replay_buffer_config
 from runtime.algorithm import Algorithm
 from runtime.buffers.factory import make_replay_buffer
 from runtime.buffers.prioritized_replay_buffer import PrioritizedReplayBuffer
@@ -74,7 +77,8 @@ class OffPolicyAlgorithm(Algorithm):
         self.training_intensity = None if intensity is None else float(intensity)
         self.target_update_freq = int(settings.target_network_update_freq)
         self.tau = float(settings.tau)
-        self.buffer_settings = settings.replay_buffer_config
+        self.buffer_settings = complete_replay_buffer_config(settings.replay_buffer_config)
+        self.min_size_for_sampling = int(self.buffer_settings["min_size_for_sampling"])
         self.store_buffers = bool(settings.store_buffer_in_checkpoints)
         super()._build()
 
@@ -82,7 +86,7 @@ class OffPolicyAlgorithm(Algorithm):
         sampled = self.sample_and_store()
         learner_info: dict[str, Any] = {}
         total = self._counters["num_env_steps_sampled"]
-        if total >= self.learning_starts:
+        if total >= self.learning_starts and self.buffers_to_replay():
             for _ in range(self.replay_rounds(sampled.env_steps())):
                 replayed = self.replay()
                 learner_info = self.learn_on_batch(replayed)
@@ -116,6 +120,17 @@ class OffPolicyAlgorithm(Algorithm):
         buffer: ReplayBuffer = buffers[policy_id]
         return buffer
 
+    def buffers_to_replay(self) -> dict[str, ReplayBuffer]:
+        """The buffers of the policies to train that hold enough rows to replay from (at
+        least one, and ``min_size_for_sampling``)."""
+        worker = self.workers.local_worker()
+        least = max(1, self.min_size_for_sampling)
+        return {
+            pid: buffer
+            for pid, buffer in self.replay_buffers.items()
+            if len(buffer) >= least and worker.is_policy_to_train(pid)
+        }
+
     def replay_rounds(self, sampled: int) -> int:
         """How many minibatches to replay after sampling ``sampled`` env steps."""
         if self.training_intensity is None:
@@ -124,15 +139,11 @@ class OffPolicyAlgorithm(Algorithm):
         return max(1, math.floor(self.training_intensity * sampled / replayed_per_round + 0.5))
 
     def replay(self) -> MultiAgentBatch:
-        """A minibatch of ``train_batch_size`` rows from the buffer of each policy to train."""
+        """A minibatch of ``train_batch_size`` rows from the buffer of each policy to train
+        that holds enough rows (``buffers_to_replay``)."""
         size = int(self.off_policy.train_batch_size)
-        worker = self.workers.local_worker()
         return MultiAgentBatch(
-            {
-                pid: buffer.sample(size)
-                for pid, buffer in self.replay_buffers.items()
-                if len(buffer) and worker.is_policy_to_train(pid)
-            },
+            {pid: buffer.sample(size) for pid, buffer in self.buffers_to_replay().items()},
             size,
         )
 

@@ -1,9 +1,11 @@
 """What an ``Algorithm`` reports: the step counters, the sampler perf stats and the episode
 history it keeps between iterations, and the result dict it compiles from them each
-iteration."""
+iteration (the sampler metrics at the top level and, as RLlib 2.x has them, under
+``sampler_results``)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -82,12 +84,37 @@ class ResultBookkeeping(Trainable):
                 "info": info,
             }
         )
+        # RLlib 2.x's place of the sampler metrics (sampler_results/episode_reward_mean, ...):
+        # the same values, so that stop keys and Tune metrics written for it work.
+        result["sampler_results"] = sampler_results(result)
         if self._system_usage is not None:
             result["perf"] = self._system_usage.sample()
         for key, value in step_results.items():
             if key != "info":
                 result[key] = value
         return result
+
+
+#: The keys of a result that RLlib 2.x also nests under ``sampler_results``: the episode
+#: metrics (``summarize_episodes``) and the sampler's perf stats.
+SAMPLER_RESULT_KEYS = (
+    "episode_reward_max",
+    "episode_reward_min",
+    "episode_reward_mean",
+    "episode_len_mean",
+    "episodes_this_iter",
+    "policy_reward_min",
+    "policy_reward_max",
+    "policy_reward_mean",
+    "custom_metrics",
+    "hist_stats",
+    "sampler_perf",
+)
+
+
+def sampler_results(result: dict[str, Any]) -> dict[str, Any]:
+    """The ``sampler_results`` block of ``result``: copies of its sampler metrics."""
+    return {key: copy.deepcopy(result[key]) for key in SAMPLER_RESULT_KEYS if key in result}
 
 
 def mean_dicts(dicts: list[dict[str, float]]) -> dict[str, float]:

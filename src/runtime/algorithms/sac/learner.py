@@ -15,8 +15,6 @@ from typing import Any
 import torch
 from torch import nn
 
-from rlconf.algorithms.sac import SAC_LR
-from rlconf.errors import ConfigError
 from runtime.algorithms.sac.loss import sac_loss
 from runtime.algorithms.sac.module import SACModule
 from runtime.core.learner import Learner, OptimizerSettings
@@ -30,23 +28,12 @@ class SACLearnerSettings:
     grad_clip: float | None
     optimizer: Mapping[str, Any]
     target_entropy: Any
-    lr: float
     deterministic_loss: bool = setting("_deterministic_loss")
 
 
 class SACLearner(Learner):
     def optimizer_settings(self) -> Mapping[str, OptimizerSettings]:
         settings = self.sac_settings()
-        if not math.isclose(float(settings.lr), SAC_LR):
-            raise ConfigError.single(
-                type(self).__name__,
-                "lr",
-                "is not used by SAC: set optimization's actor_learning_rate, "
-                "critic_learning_rate and entropy_learning_rate instead",
-                value=settings.lr,
-                has_value=True,
-                allowed=repr(SAC_LR),
-            )
         clip = None if settings.grad_clip is None else float(settings.grad_clip)
         options = dict(settings.optimizer or {})
         rates = settings.optimization

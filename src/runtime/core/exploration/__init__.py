@@ -9,8 +9,15 @@ from runtime.core.exploration.factory import (
     build_exploration,
     check_exploration,
     exploration_class,
+    policy_action_space,
 )
+from runtime.core.exploration.gaussian_noise import GaussianNoise
+from runtime.core.exploration.ornstein_uhlenbeck_noise import OrnsteinUhlenbeckNoise
 from runtime.core.exploration.per_worker_epsilon_greedy import PerWorkerEpsilonGreedy
+from runtime.core.exploration.per_worker_noise import (
+    PerWorkerGaussianNoise,
+    PerWorkerOrnsteinUhlenbeckNoise,
+)
 from runtime.core.exploration.random_actions import Random
 from runtime.core.exploration.soft_q import SoftQ
 from runtime.core.exploration.stochastic_sampling import StochasticSampling
@@ -20,11 +27,16 @@ __all__ = [
     "NOT_AVAILABLE",
     "EpsilonGreedy",
     "Exploration",
+    "GaussianNoise",
+    "OrnsteinUhlenbeckNoise",
     "PerWorkerEpsilonGreedy",
+    "PerWorkerGaussianNoise",
+    "PerWorkerOrnsteinUhlenbeckNoise",
     "Random",
     "SoftQ",
     "StochasticSampling",
     "build_exploration",
     "check_exploration",
     "exploration_class",
+    "policy_action_space",
 ]

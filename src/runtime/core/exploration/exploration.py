@@ -4,11 +4,15 @@ A strategy turns what the module computed for a batch of observations (an action
 over its outputs) into the actions to take. It is built once per policy, from
 ``exploration_config`` (``type`` and the strategy's own arguments), and keeps its own state
 (e.g. the current epsilon), which the policy reports, syncs and checkpoints.
+
+``action_space`` is the space of the policy's actions, in the policy's coordinates: with
+``normalize_actions`` and a bounded Box it is ``Box(-1, 1)`` (the env runner maps that onto the
+env's bounds), else the env's own space (``factory.policy_action_space``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -38,6 +42,12 @@ class Exploration:
         self.model = model
         self.num_workers = num_workers
         self.worker_index = worker_index
+        #: The sub-env of each row of the batch being acted on: None for sub-envs ``0..B-1`` in
+        #: order (what callers that pass nothing mean), else one sub-env index per row. The
+        #: policy sets it before each ``get_exploration_action`` (``compute_actions``'s
+        #: ``env_indices``); strategies with per-sub-env state (``OrnsteinUhlenbeckNoise``)
+        #: read it.
+        self.env_indices: Sequence[int] | None = None
 
     def get_exploration_action(
         self,
@@ -54,6 +64,28 @@ class Exploration:
         """The policy's global timestep changed (a weight sync): a strategy whose state follows
         it (e.g. the epsilon schedule) updates here, so that a worker that never acts (the
         local worker beside remote ones) still reports the current state."""
+
+    def on_episode_start(
+        self,
+        policy: Any = None,
+        *,
+        environment: Any = None,
+        episode: Any = None,
+        tf_sess: Any = None,
+    ) -> None:
+        """An episode starts on sub-env ``episode.env_id`` of ``environment`` (the env runner's
+        step loop calls it, only for strategies that override it; ``tf_sess`` is the
+        reference's and always None)."""
+
+    def on_episode_end(
+        self,
+        policy: Any = None,
+        *,
+        environment: Any = None,
+        episode: Any = None,
+        tf_sess: Any = None,
+    ) -> None:
+        """The episode on sub-env ``episode.env_id`` ended (called like ``on_episode_start``)."""
 
     def random_actions(self, count: int, like: torch.Tensor) -> torch.Tensor:
         """``count`` uniform draws from the action space (its own seeded generator)."""

@@ -3,7 +3,12 @@
 ``type`` is the name of a built-in strategy the algorithm allows, or a user class (or its
 import path) that subclasses ``runtime.Exploration``. Every type rlconf validates
 (``rlconf.exploration_types.BUILTIN_EXPLORATION``) is either in ``BUILTIN`` or in
-``NOT_AVAILABLE`` with the reason it is refused.
+``NOT_AVAILABLE`` with the reason it is refused (none is today).
+
+The strategy acts in the policy's coordinates: ``build_exploration`` gives it the action space
+the policy's actions live in (``policy_action_space``), ``Box(-1, 1)`` under
+``normalize_actions`` for a bounded Box, whose random actions the env runner then maps onto the
+env's bounds.
 """
 
 from __future__ import annotations
@@ -13,13 +18,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from rlconf.errors import ConfigError
 from rlconf.importpath import resolve
 from rlconf.registry import get_algorithm_class, list_algorithms
 from runtime.core.exploration.epsilon_greedy import EpsilonGreedy
 from runtime.core.exploration.exploration import Exploration
+from runtime.core.exploration.gaussian_noise import GaussianNoise
+from runtime.core.exploration.ornstein_uhlenbeck_noise import OrnsteinUhlenbeckNoise
 from runtime.core.exploration.per_worker_epsilon_greedy import PerWorkerEpsilonGreedy
+from runtime.core.exploration.per_worker_noise import (
+    PerWorkerGaussianNoise,
+    PerWorkerOrnsteinUhlenbeckNoise,
+)
 from runtime.core.exploration.random_actions import Random
 from runtime.core.exploration.soft_q import SoftQ
 from runtime.core.exploration.stochastic_sampling import StochasticSampling
@@ -31,29 +43,47 @@ BUILTIN: dict[str, type[Exploration]] = {
     "EpsilonGreedy": EpsilonGreedy,
     "PerWorkerEpsilonGreedy": PerWorkerEpsilonGreedy,
     "SoftQ": SoftQ,
+    "GaussianNoise": GaussianNoise,
+    "PerWorkerGaussianNoise": PerWorkerGaussianNoise,
+    "OrnsteinUhlenbeckNoise": OrnsteinUhlenbeckNoise,
+    "PerWorkerOrnsteinUhlenbeckNoise": PerWorkerOrnsteinUhlenbeckNoise,
 }
 
 
 @dataclass(frozen=True)
 class ExplorationSettings:
     """What a policy's exploration strategy is built from: ``exploration_config`` (``type`` and
-    the strategy's arguments) and ``num_workers`` (for per-worker strategies)."""
+    the strategy's arguments), ``num_workers`` (for per-worker strategies), ``normalize_actions``
+    (the coordinates of the policy's actions) and ``seed`` (of the random actions in them)."""
 
     exploration_config: Mapping[str, Any]
     num_workers: int
+    normalize_actions: bool
+    seed: int | None
 
 
-_NEEDS_ACTOR = (
-    "perturbs the actions of a deterministic actor and needs a deterministic-actor algorithm "
-    "(DDPG/TD3), which is not available yet"
-)
-#: Types the config accepts that no runtime strategy implements yet, with the reason.
-NOT_AVAILABLE: dict[str, str] = {
-    "GaussianNoise": _NEEDS_ACTOR,
-    "PerWorkerGaussianNoise": _NEEDS_ACTOR,
-    "OrnsteinUhlenbeckNoise": _NEEDS_ACTOR,
-    "PerWorkerOrnsteinUhlenbeckNoise": _NEEDS_ACTOR,
-}
+#: Types the config accepts that no runtime strategy implements yet, with the reason (none).
+NOT_AVAILABLE: dict[str, str] = {}
+
+
+def policy_action_space(
+    action_space: gym.Space[Any], normalize_actions: bool, seed: int | None
+) -> gym.Space[Any]:
+    """The space of the policy's actions: with ``normalize_actions`` a bounded Box becomes
+    ``Box(-1, 1)`` of its shape (the env runner maps [-1, 1] onto the bounds), seeded with
+    ``seed`` (its random actions then repeat from run to run); any other space is
+    ``action_space`` itself (seeded by the env runner, as the env's)."""
+    if (
+        normalize_actions
+        and isinstance(action_space, gym.spaces.Box)
+        and np.all(np.isfinite(action_space.low))
+        and np.all(np.isfinite(action_space.high))
+    ):
+        unit = gym.spaces.Box(-1.0, 1.0, action_space.shape, np.float32)
+        if seed is not None:
+            unit.seed(seed)
+        return unit
+    return action_space
 
 
 def algorithms_allowing(kind: str) -> list[str]:
@@ -135,12 +165,16 @@ def build_exploration(
     model: Any = None,
     worker_index: int = 0,
 ) -> Exploration:
+    """The strategy ``exploration_config`` names, over the action space in the policy's
+    coordinates (``policy_action_space``; a new space is seeded from the config's ``seed`` and
+    ``worker_index``, as the env runner seeds a worker's first sub-env)."""
     built = settings_of(ExplorationSettings, config, f"{algorithm} (exploration)")
     exploration_config = dict(built.exploration_config or {"type": "StochasticSampling"})
     kind = exploration_config.pop("type", "StochasticSampling")
     cls = exploration_class(kind, allowed, algorithm)
+    seed = None if built.seed is None else int(built.seed) + 1000 * worker_index
     return cls(
-        action_space,
+        policy_action_space(action_space, bool(built.normalize_actions), seed),
         framework="torch",
         policy_config=config,
         model=model,

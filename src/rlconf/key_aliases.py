@@ -1,0 +1,148 @@
+"""Other names of rlconf's config keys: the one table of them, and how given keys are resolved.
+
+RLlib 2.x renamed a few settings that rlconf keeps under the reference's names
+(``min_sample_timesteps_per_iteration`` is rlconf's ``min_sample_timesteps_per_reporting``), and
+the reference still takes a few deprecated names (``metrics_smoothing_episodes``). Such a name is
+the same setting as the key it names, with one value: every input path (the fluent methods'
+keywords, ``from_dict``, ``update_from_dict``, item and attribute assignment, ``overrides`` and
+nested overrides, YAML files) sets that key, and reading by either name gives its value.
+``to_dict()`` and JSON give it back under rlconf's key only, and the fluent methods' signatures
+(what editors complete and type checkers check) list that key only. A deprecated name is
+accepted with a ``DeprecationWarning`` naming the key to use. Giving both names of one setting
+with different values is an error naming both.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rlconf.errors import FieldIssue, short_repr
+
+
+@dataclass(frozen=True)
+class KeyAlias:
+    """Another name of config key ``key``; ``deprecated`` names warn when they are used."""
+
+    key: str
+    deprecated: bool = False
+
+    def describe(self) -> str:
+        if self.deprecated:
+            return f"the deprecated name of {self.key}"
+        return f"the RLlib 2.x name of {self.key}"
+
+
+#: Other name -> the config key it sets.
+KEY_ALIASES: dict[str, KeyAlias] = {
+    "min_sample_timesteps_per_iteration": KeyAlias("min_sample_timesteps_per_reporting"),
+    "min_train_timesteps_per_iteration": KeyAlias("min_train_timesteps_per_reporting"),
+    "min_time_s_per_iteration": KeyAlias("min_time_s_per_reporting"),
+    "custom_evaluation_function": KeyAlias("custom_eval_function"),
+    "metrics_smoothing_episodes": KeyAlias("metrics_num_episodes_for_smoothing", deprecated=True),
+}
+
+_PACKAGE = str(Path(__file__).parent) + os.sep
+
+
+def canonical_key(name: str) -> str:
+    """The config key ``name`` stands for (``name`` itself when it is no alias)."""
+    alias = KEY_ALIASES.get(name)
+    return name if alias is None else alias.key
+
+
+def _outside_caller() -> int:
+    """The ``stacklevel`` of the first caller outside this package (the user's code), or of the
+    program's main module (``rlconf train``): where the warning is shown as coming from."""
+    level = 1
+    frame = inspect.currentframe()
+    frame = frame.f_back if frame is not None else None  # the function calling warn()
+    while (
+        frame is not None
+        and frame.f_code.co_filename.startswith(_PACKAGE)
+        and frame.f_globals.get("__name__") != "__main__"
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _values_differ(a: Any, b: Any) -> bool:
+    try:
+        return not bool(a == b)
+    except Exception:  # array-valued spaces and the like compare elementwise
+        return a is not b
+
+
+@dataclass
+class Resolved:
+    """Given keys with every alias replaced by its key (in the order given), the aliases that
+    were used (``{key: name given}``, for naming the user's spelling in errors), and the
+    conflicts."""
+
+    #: By config key (a key that is not a string stays, for the caller to report).
+    values: dict[Any, Any]
+    given_as: dict[str, str]
+    issues: list[FieldIssue]
+
+    def relabel(self, issues: list[FieldIssue], prefix: str) -> list[FieldIssue]:
+        """``issues`` naming each setting as it was given (``min_sample_timesteps_per_iteration``
+        rather than the key it sets)."""
+        if not self.given_as:
+            return issues
+        out = []
+        for issue in issues:
+            for key, name in self.given_as.items():
+                label = prefix + key
+                if issue.field == label or issue.field.startswith(label + "."):
+                    issue = replace(issue, field=prefix + name + issue.field[len(label) :])
+                    break
+            out.append(issue)
+        return out
+
+
+def resolve_aliases(given: Mapping[str, Any], prefix: str) -> Resolved:
+    """``given`` (by config key or Python name) with its aliases resolved; a deprecated name
+    warns (``DeprecationWarning``), and an alias given beside its key (or beside another alias
+    of it) with another value is an issue naming both."""
+    if not any(isinstance(k, str) and k in KEY_ALIASES for k in given):
+        return Resolved(dict(given), {}, [])
+    values: dict[Any, Any] = {}
+    given_as: dict[str, str] = {}
+    issues: list[FieldIssue] = []
+    names: dict[str, str] = {}  # key -> the first name it was given by
+    for name, value in given.items():
+        alias = KEY_ALIASES.get(name) if isinstance(name, str) else None
+        key = name if alias is None else alias.key
+        if alias is not None and alias.deprecated:
+            warnings.warn(
+                f"config key {name!r} is deprecated: use {alias.key!r} (it sets that)",
+                DeprecationWarning,
+                stacklevel=_outside_caller(),
+            )
+        if key in values:
+            first = names[key]
+            if _values_differ(values[key], value):
+                named = name if alias is not None else first
+                other = first if named == name else name
+                issues.append(
+                    FieldIssue(
+                        prefix + named,
+                        f"is {KEY_ALIASES[named].describe()}, and both are given, with "
+                        f"different values ({prefix}{first}={short_repr(values[key])}, "
+                        f"{prefix}{name}={short_repr(value)})",
+                        has_value=False,
+                        allowed=f"one of {named} and {other}, or the same value for both",
+                    )
+                )
+            continue
+        values[key] = value
+        names[key] = name
+        if alias is not None:
+            given_as[key] = name
+    return Resolved(values, given_as, issues)
