@@ -609,7 +609,6 @@ def _refused_keys() -> list[tuple[str, str]]:
 
 #: A value other than the one the runtime behaves as, where flipping or adding 1 won't do.
 OTHER_VALUE: dict[str, Any] = {
-    "record_env": "/tmp/videos",
     "preprocessor_pref": "rllib",
     "input_config": {"format": "json"},
     "input_evaluation": ["is"],

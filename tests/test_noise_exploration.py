@@ -528,7 +528,9 @@ def _build(config: Any, space: gym.Space[Any] = PENDULUM, worker_index: int = 0)
 
 def _random_draws(exploration: Exploration, rows: int = 2000) -> npt.NDArray[Any]:
     dist = SquashedGaussian(torch.zeros(rows, 2))
-    return exploration.get_exploration_action(action_distribution=dist, timestep=0).numpy()
+    actions = exploration.get_exploration_action(action_distribution=dist, timestep=0)
+    assert isinstance(actions, torch.Tensor)  # the built-in strategies return no logp
+    return actions.numpy()
 
 
 def test_the_exploration_acts_in_the_policys_coordinates() -> None:

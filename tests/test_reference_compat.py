@@ -122,7 +122,6 @@ def test_values_that_ask_for_something_are_refused_with_the_reason(
 @pytest.mark.parametrize(
     ("key", "replacement"),
     [
-        ("monitor", "record_env"),
         ("timesteps_per_iteration", "min_sample_timesteps_per_reporting"),
         ("evaluation_num_episodes", "evaluation_duration"),
         ("collect_metrics_timeout", "metrics_episode_collection_timeout_s"),

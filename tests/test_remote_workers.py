@@ -3,6 +3,7 @@ PPO learning with 2 remote workers. One Ray session for the module."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,14 +102,25 @@ def test_ignore_worker_failures_continues_on_the_healthy_workers() -> None:
         algorithm.stop()
 
 
-def test_recreate_failed_workers_replaces_and_syncs_them() -> None:
+def test_recreate_failed_workers_replaces_and_syncs_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     RecreationCallbacks.recreated = []
-    algorithm = _config(recreate_failed_workers=True).callbacks(RecreationCallbacks).build()
+    config = _config(recreate_failed_workers=True).callbacks(RecreationCallbacks)
+    caplog.set_level(logging.NOTSET)  # log_level INFO decides
+    algorithm = config.debugging(log_level="INFO").build()
     try:
         algorithm.train()
         ray.kill(algorithm.workers.remote_workers()[0], no_restart=True)
         result = algorithm.train()
         assert RecreationCallbacks.recreated == [1]
+        # log_level INFO: where the workers went, that they started and were recreated.
+        info = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+        placement = "PPO: reserved a placement group of 2 rollout worker(s) x {CPU: 0.5}"
+        assert any(message.startswith(placement) for message in info)
+        assert "workers: started 2 remote rollout worker(s) (0.5 CPU, 0 GPU each)" in info
+        assert "workers: recreating remote worker(s) [1]" in info
+        assert "workers: remote worker(s) [1] recreated and synced (1 recreated so far)" in info
         assert result["num_recreated_workers"] == 1
         assert algorithm.train()["num_healthy_workers"] == 2
         local = algorithm.get_weights()["default_policy"]

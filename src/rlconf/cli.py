@@ -8,15 +8,18 @@ and exit with code 2, before anything heavy is imported.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from rlconf.errors import ConfigError
 from rlconf.experiment import Overrides, load_experiments, make_experiment
+from rlconf.log_setup import configure_logging
 from rlconf.registry import get_config_class, list_algorithms
 from rlconf.sweep_run import DEFAULT_METRIC
 from rlconf.user_code import import_user_code
@@ -32,7 +35,11 @@ Everything is checked before torch or Ray is imported: the config, the env id (w
 did-you-mean over gymnasium's ids and the registered names) and the stop keys (with a
 did-you-mean over the result keys). With -f, each flag given applies to every experiment in the
 file: --config over its config key by key, --stop merged over its stop criteria, the other flags
-replacing its values. Every mistake of every experiment is reported at once (exit code 2).
+replacing its values. Every mistake of every experiment is reported at once (exit code 2),
+naming the file and the experiment, as is a setting refused when an experiment is built. Import
+paths (package.module:Name) resolve from the current directory, as with python -m. -v and -vv
+set log_level INFO (workers, placement, checkpoints, evaluations) and DEBUG (also each
+iteration's sampling and learning timings and batch shapes).
 
 An experiment whose config holds search spaces ({"grid_search": [...]}) or that sets num_samples
 runs as a Ray Tune sweep: trials run side by side as resources allow, a table shows each trial's
@@ -105,24 +112,54 @@ def _cmd_train(args: argparse.Namespace) -> int:
         experiments = [
             make_experiment(args.run, {"run": args.run}, _overrides(args), where="rlconf train")
         ]
-    log_level = {0: None, 1: "INFO"}.get(args.verbose, "DEBUG")
+    log_level = verbosity_log_level(args.verbose)
+    if log_level is not None:
+        configure_logging(log_level)
     _refuse_sweep_flags_without_sweep(args, experiments)
     for experiment in experiments:
-        if experiment.is_sweep:
-            code = run_sweep_experiment(
-                experiment,
-                metric=args.metric or DEFAULT_METRIC,
-                mode=args.mode or "max",
-                max_concurrent=args.max_concurrent,
-                name=experiment.name if args.file is not None else None,
-                quiet=args.quiet,
-                log_level=log_level,
-            )
-        else:
-            code = run_train(experiment, quiet=args.quiet, log_level=log_level)
+        with _naming_the_experiment(args.file, experiment.name):
+            if experiment.is_sweep:
+                code = run_sweep_experiment(
+                    experiment,
+                    metric=args.metric or DEFAULT_METRIC,
+                    mode=args.mode or "max",
+                    max_concurrent=args.max_concurrent,
+                    name=experiment.name if args.file is not None else None,
+                    quiet=args.quiet,
+                    log_level=log_level,
+                )
+            else:
+                code = run_train(experiment, quiet=args.quiet, log_level=log_level)
         if code != 0:
             return code
     return 0
+
+
+def verbosity_log_level(verbose: int) -> str | None:
+    """The ``log_level`` of ``-v`` (INFO) and ``-vv`` (DEBUG); None without ``-v`` (the
+    config's own applies)."""
+    return {0: None, 1: "INFO"}.get(verbose, "DEBUG")
+
+
+@contextlib.contextmanager
+def _naming_the_experiment(file: str | None, name: str) -> Iterator[None]:
+    """Errors met while an experiment of ``rlconf train -f FILE`` runs name the file and the
+    experiment as the errors of loading the file do: a ``ConfigError`` (a setting refused at
+    build, a stop key the results lack) as ``rlconf train -f FILE: ... <name>.<field>...``;
+    any other error gets a note saying which experiment of which file it stopped."""
+    if file is None:
+        yield
+        return
+    try:
+        yield
+    except ConfigError as exc:
+        raise ConfigError(
+            f"rlconf train -f {file}",
+            [replace(issue, field=f"{name}.{issue.field}") for issue in exc.issues],
+        ) from exc
+    except Exception as exc:
+        exc.add_note(f"(while running experiment {name!r} of rlconf train -f {file})")
+        raise
 
 
 def _refuse_sweep_flags_without_sweep(args: argparse.Namespace, experiments: list[Any]) -> None:
@@ -331,6 +368,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def put_cwd_on_path() -> None:
+    """The current directory first on ``sys.path`` (unless it is there already, as ``''`` or
+    by name, as ``python -m`` puts it)."""
+    cwd = os.getcwd()
+    if not any(os.path.abspath(entry or os.curdir) == cwd for entry in sys.path):
+        sys.path.insert(0, cwd)
+
+
 #: The exit code of a program that a closed pipe stopped: 128 + SIGPIPE, what the shell reports
 #: for ``yes | head`` (Python ignores SIGPIPE and gets BrokenPipeError instead).
 EXIT_BROKEN_PIPE = 141
@@ -343,7 +388,13 @@ def run() -> None:
 
     A reader that closes our stdout early (``rlconf result-keys | head``) stops any subcommand
     quietly with code 141, as SIGPIPE stops a C program, instead of a BrokenPipeError
-    traceback."""
+    traceback.
+
+    The current directory goes first on ``sys.path``, as ``python -m rlconf.cli`` puts it:
+    import paths in experiment files and ``--import`` (``examples.multi_agent_cartpole:
+    map_agent``) resolve from where the command runs, as they do in the reference's
+    ``rllib train``."""
+    put_cwd_on_path()
     try:
         code = main()
         sys.stdout.flush()  # here, not at exit, where a BrokenPipeError can't be caught

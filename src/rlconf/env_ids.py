@@ -2,8 +2,10 @@
 heavy is imported, with a did-you-mean over gymnasium's ids and the registered names.
 
 Names registered with ``runtime.register_env`` live in that module of the current process: when
-it was never imported, nothing was registered. Import paths and classes are left to the runtime,
-which imports them when the algorithm is built.
+it was never imported, nothing was registered. Import paths are left to the runtime, which
+imports them when the algorithm is built, except where ``env_import_issue`` imports them first
+(``rlconf train``: a bad path in an experiment file is reported with the file's other mistakes,
+naming the file and the experiment).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 from typing import Any
 
 from rlconf.errors import ConfigError, FieldIssue
+from rlconf.importpath import ImportPathError, resolve
 from rlconf.unknown_keys import did_you_mean
 
 _ALLOWED = (
@@ -48,3 +51,31 @@ def env_issue(env: Any, field: str = "env") -> FieldIssue | None:
         env,
         allowed=_ALLOWED,
     )
+
+
+def env_import_issue(env: Any, field: str = "env") -> FieldIssue | None:
+    """What is wrong with ``env`` as an import path of an env (``'package.module:EnvClass'`` or
+    a creator function), importing it now; None when it names a class or function, and for a
+    value that is no import path, a gymnasium id or a registered name."""
+    if not isinstance(env, str) or not is_import_path(env):
+        return None
+    registry = sys.modules.get("runtime.env.env_registry")
+    if registry is not None:
+        try:
+            registry.env_creator_for(env)  # the runtime's own verdict, its registries included
+        except ConfigError as exc:
+            return FieldIssue(field, exc.issues[0].problem, env, allowed=_ALLOWED)
+        return None
+    import gymnasium
+
+    if env in gymnasium.registry:
+        return None
+    try:
+        target = resolve(env)
+    except ImportPathError as exc:
+        return FieldIssue(field, f"can't be imported: {exc}", env, allowed=_ALLOWED)
+    if not callable(target):
+        return FieldIssue(
+            field, "names neither an env class nor a creator function", env, allowed=_ALLOWED
+        )
+    return None

@@ -12,7 +12,8 @@ is applied over the experiment's config key by key (as ``config.update_from_dict
 ``model`` dict keeps the file's other model keys), ``--stop`` is merged over its stop criteria,
 and ``--env``, ``--framework``, ``--local-dir``, ``--checkpoint-freq`` and
 ``--checkpoint-at-end`` replace its values. Every experiment is validated (config, env, stop
-criteria, keys) before any is run, and every mistake of every experiment is reported at once.
+criteria, keys) before any is run, and every mistake of every experiment is reported at once;
+an env named by import path is imported to check it, as the config's callables are.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
-from rlconf.env_ids import env_issue
+from rlconf.env_ids import env_import_issue, env_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.registry import get_config_class
 from rlconf.search_space import search_space_paths
@@ -134,7 +135,7 @@ def make_experiment(
                 allowed="--env ID, env: in the experiment, or env in its config",
             )
         )
-    elif (problem := env_issue(env)) is not None:
+    elif (problem := env_issue(env) or env_import_issue(env)) is not None:
         issues.append(problem)
 
     issues += stop_issues(spec.get("stop") or {}, "stop.", config)

@@ -2,14 +2,14 @@
 
 RLlib 2.x renamed a few settings that rlconf keeps under the reference's names
 (``min_sample_timesteps_per_iteration`` is rlconf's ``min_sample_timesteps_per_reporting``), and
-the reference still takes a few deprecated names (``metrics_smoothing_episodes``). Such a name is
-the same setting as the key it names, with one value: every input path (the fluent methods'
-keywords, ``from_dict``, ``update_from_dict``, item and attribute assignment, ``overrides`` and
-nested overrides, YAML files) sets that key, and reading by either name gives its value.
-``to_dict()`` and JSON give it back under rlconf's key only, and the fluent methods' signatures
-(what editors complete and type checkers check) list that key only. A deprecated name is
-accepted with a ``DeprecationWarning`` naming the key to use. Giving both names of one setting
-with different values is an error naming both.
+the reference still takes a few deprecated names (``metrics_smoothing_episodes``, ``monitor``).
+Such a name is the same setting as the key it names, with one value: every input path (the
+fluent methods' keywords, ``from_dict``, ``update_from_dict``, item and attribute assignment,
+``overrides`` and nested overrides, YAML files) sets that key, and reading by either name gives
+its value. ``to_dict()`` and JSON give it back under rlconf's key only, and the fluent methods'
+signatures (what editors complete and type checkers check) list that key only. A deprecated
+name is accepted with a ``DeprecationWarning`` naming the key to use. Giving both names of one
+setting with different values is an error naming both.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ KEY_ALIASES: dict[str, KeyAlias] = {
     "min_time_s_per_iteration": KeyAlias("min_time_s_per_reporting"),
     "custom_evaluation_function": KeyAlias("custom_eval_function"),
     "metrics_smoothing_episodes": KeyAlias("metrics_num_episodes_for_smoothing", deprecated=True),
+    "monitor": KeyAlias("record_env", deprecated=True),
 }
 
 _PACKAGE = str(Path(__file__).parent) + os.sep

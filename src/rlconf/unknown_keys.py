@@ -20,7 +20,6 @@ DROPPED_KEYS: dict[str, str] = {
     "timesteps_per_iteration": "deprecated: use min_sample_timesteps_per_reporting",
     "min_iter_time_s": "deprecated: use min_time_s_per_reporting",
     "collect_metrics_timeout": "deprecated: use metrics_episode_collection_timeout_s",
-    "monitor": "deprecated: use record_env",
 }
 
 #: Keys of the reference's model dict that rlconf's model catalog does not build (the off

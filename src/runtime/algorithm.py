@@ -32,6 +32,7 @@ from runtime.core.policy import SAMPLING_EXPLORATIONS, PolicyBuilder, Postproces
 from runtime.core.settings import settings_of
 from runtime.core.space_support import SpaceTypes
 from runtime.env.env_registry import EnvCreator, env_creator_for
+from runtime.env.recording import video_folder
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
 from runtime.offline.input_reader import input_reader
@@ -158,7 +159,6 @@ class Algorithm(
         config = self.config
         #: What the algorithm reads of its config, built once (``AlgorithmSettings``).
         self.settings = settings = settings_of(AlgorithmSettings, config, type(self).__name__)
-        logging.getLogger("runtime").setLevel(settings.log_level)
         set_learner_threads(float(settings.num_cpus_for_driver))
         self.callbacks: DefaultCallbacks = (config.callbacks_class or DefaultCallbacks)()
         env = settings.env
@@ -182,6 +182,7 @@ class Algorithm(
             output_dir=(
                 str(self._claim_logdir()) if settings.output == "logdir" else settings.output
             ),
+            video_dir=video_folder(config, self._claim_logdir, type(self).__name__),
         )
         self.workers.on_recreated = self._workers_recreated
         #: The learners of the policies to train, on their own devices.
@@ -190,6 +191,13 @@ class Algorithm(
         self._reader = input_reader(config, self.workers.local_worker().action_space)
         self.workers.sync_weights()
         self._start_evaluation()
+        logger.info(
+            "%s: built for env %r: %d remote rollout worker(s), learners on %s",
+            type(self).__name__,
+            env,
+            int(settings.num_workers),
+            ", ".join(devices),
+        )
         self.callbacks.on_algorithm_init(algorithm=self)
 
     def _make_learner_group(self, devices: list[str]) -> LearnerGroup:
@@ -224,12 +232,21 @@ class Algorithm(
     def step(self) -> dict[str, Any]:
         """One training iteration, and an evaluation when one is due: after the training step,
         or beside it (``evaluation_parallel_to_training``) on the weights from before it."""
+        started = time.perf_counter()
         (step_results, sampled), evaluated = self._train_and_evaluate(self._train_until_reporting)
         self.workers.sync_filters()
         result = self._compile_results(step_results, sampled)
         self._attach_evaluation_results(result, evaluated)
         if self.settings.env_task_fn is not None:
             self._update_env_tasks(result)
+        logger.debug(
+            "%s: iteration %d took %.3f s: %d env steps sampled%s",
+            type(self).__name__,
+            self._iteration + 1,
+            time.perf_counter() - started,
+            sampled,
+            ", evaluated" if evaluated else "",
+        )
         return result
 
     def _train_until_reporting(self) -> tuple[dict[str, Any], int]:

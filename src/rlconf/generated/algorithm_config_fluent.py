@@ -69,9 +69,12 @@ class AlgorithmConfigFluent:
                 None.
             render_env: Render the env on the first sampling worker; not available, True is refused
                 at build (render in a callback or an env wrapper). Default: False.
-            record_env: Record videos: False, True (in the logdir) or a folder; not available,
-                anything but False is refused at build (wrap the env with
-                gymnasium.wrappers.RecordVideo in the env creator). Default: False.
+            record_env: Record videos of episodes with gymnasium's RecordVideo (sub-env 0 of each
+                worker that samples; episodes 0, 1, 8, 27, ..., 729, then every 1000th): False, True
+                (into <logdir>/videos) or a folder. Needs an env rendering render_mode='rgb_array'
+                (gymnasium ids are made so) and moviepy (pip install 'rlconf[video]'); refused at
+                build otherwise, and for multi-agent envs. 'monitor' is its deprecated name.
+                Default: False.
             clip_rewards: None: no clipping; True: sign(r); x: clip to [-x, x]; [lo, hi]. Default:
                 None.
             normalize_actions: Learn in a normalised action space; unsquash to Box bounds. Default:

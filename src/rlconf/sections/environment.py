@@ -35,9 +35,12 @@ class EnvironmentArgs(TypedDict, total=False):
     record_env: Annotated[
         bool | str,
         Field(
-            description="Record videos: False, True (in the logdir) or a folder; not "
-            "available, anything but False is refused at build (wrap the env with "
-            "gymnasium.wrappers.RecordVideo in the env creator)."
+            description="Record videos of episodes with gymnasium's RecordVideo (sub-env 0 "
+            "of each worker that samples; episodes 0, 1, 8, 27, ..., 729, then every 1000th): "
+            "False, True (into <logdir>/videos) or a folder. Needs an env rendering "
+            "render_mode='rgb_array' (gymnasium ids are made so) and moviepy "
+            "(pip install 'rlconf[video]'); refused at build otherwise, and for multi-agent "
+            "envs. 'monitor' is its deprecated name."
         ),
     ]
     clip_rewards: Annotated[

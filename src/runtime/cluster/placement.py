@@ -58,9 +58,16 @@ class Placement:
                     len(needed),
                     plan.describe(driver=True),
                 )
+            else:
+                logger.info(
+                    "%s: placing actors in the trial's placement group: %s",
+                    owner,
+                    plan.describe(driver=True),
+                )
             return cls(plan, current, owned=False, exact=exact, driver=True)
         bundles = plan.placement_bundles(driver=False)
         if not bundles:  # no worker asks for resources: nothing to reserve
+            logger.info("%s: no placement group: no worker asks for resources", owner)
             return cls(plan, None, owned=False, exact=True, driver=False)
         check_plan_fits(plan, owner, driver=False)
         group = placement_group(bundles, strategy=plan.strategy)
@@ -77,6 +84,13 @@ class Placement:
                 f"{plan.strategy}); the cluster has {format_bundle(available)} free now, the "
                 "rest is held by other placement groups or actors"
             ) from None
+        logger.info(
+            "%s: reserved a placement group of %s = %s (strategy %s)",
+            owner,
+            plan.describe(driver=False),
+            format_bundle(plan.totals(driver=False)),
+            plan.strategy,
+        )
         return cls(plan, group, owned=True, exact=True, driver=False)
 
     def actor_options(self, role: Role, worker_index: int) -> dict[str, Any]:

@@ -33,3 +33,12 @@ def tune_env_creator(name: str) -> Any:
     if not _global_registry.contains(ENV_CREATOR, name):  # type: ignore[no-untyped-call]
         return None
     return _global_registry.get(ENV_CREATOR, name)  # type: ignore[no-untyped-call]
+
+
+def launched_with_autoscaler() -> bool:
+    """Tune's test for a cluster that Ray's cluster launcher started, with its autoscaler (the
+    launcher's ``~/ray_bootstrap_config.yaml`` on the head node); Tune uses it to tell pending
+    trials that an autoscaler may yet place from those that no node can ever hold."""
+    from ray.tune.execution.cluster_info import _is_ray_cluster
+
+    return bool(_is_ray_cluster())

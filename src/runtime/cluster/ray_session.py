@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rlconf.errors import ConfigError
+from runtime.cluster.ray_private import launched_with_autoscaler
 from runtime.core.settings import settings_of
 
 _LOCK = threading.Lock()
@@ -17,6 +19,11 @@ _LOCK = threading.Lock()
 
 #: The cluster to connect to (``auto``, ``<head ip>:6379`` or ``ray://...``), as Ray reads it.
 ADDRESS_ENV = "RAY_ADDRESS"
+#: ``1`` when the cluster connected to adds nodes on demand (an autoscaler): sweeps then leave
+#: trials larger than the cluster is now to it; ``0`` when it does not.
+AUTOSCALING_ENV = "RLCONF_AUTOSCALING"
+_YES = ("1", "true", "yes", "on")
+_NO = ("0", "false", "no", "off")
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,7 @@ def ensure_ray(config: Any, num_cpus: int | None = None, address: str | None = N
     with _LOCK:
         if ray.is_initialized():
             return False
-        address = address or os.environ.get(ADDRESS_ENV) or None
+        address = cluster_address(address)
         ray.init(
             # Without an address Ray would join any cluster `ray start` runs on this machine,
             # and then refuse num_cpus; which cluster to join is asked for explicitly instead.
@@ -54,6 +61,34 @@ def ensure_ray(config: Any, num_cpus: int | None = None, address: str | None = N
             },
         )
         return True
+
+
+def cluster_address(address: str | None = None) -> str | None:
+    """The cluster ``ensure_ray`` connects to: ``address``, else ``$RAY_ADDRESS``; None for a
+    Ray of its own on this machine."""
+    return address or os.environ.get(ADDRESS_ENV) or None
+
+
+def cluster_autoscales() -> bool:
+    """Whether the cluster Ray is connected to adds nodes on demand: ``$RLCONF_AUTOSCALING``
+    when set (``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``), else Tune's
+    own sign of an autoscaling cluster (the cluster launcher's bootstrap config on this node,
+    where the driver runs on the head). A Ray started on this machine never autoscales."""
+    given = os.environ.get(AUTOSCALING_ENV)
+    if given is None or not given.strip():
+        return launched_with_autoscaler()
+    if given.strip().lower() in _YES:
+        return True
+    if given.strip().lower() in _NO:
+        return False
+    raise ConfigError.single(
+        f"${AUTOSCALING_ENV}",
+        AUTOSCALING_ENV,
+        "is not a yes or no",
+        value=given,
+        has_value=True,
+        allowed="1 (the cluster adds nodes on demand) or 0 (it does not); unset: as Tune tells",
+    )
 
 
 def _log_level(name: str) -> int:

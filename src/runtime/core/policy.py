@@ -200,11 +200,12 @@ class TorchPolicy:
             dist_inputs = out[SampleBatch.ACTION_DIST_INPUTS]
             dist = self.dist_class(dist_inputs)
         self.exploration.env_indices = env_indices
-        actions = self.exploration.get_exploration_action(
+        chosen = self.exploration.get_exploration_action(
             action_distribution=dist, timestep=step, explore=explore
         )
+        actions, logp = self._actions_and_logp(chosen, dist, len(dist_inputs))
         extra = {
-            SampleBatch.ACTION_LOGP: dist.logp(actions).cpu().numpy(),
+            SampleBatch.ACTION_LOGP: logp.cpu().numpy(),
             SampleBatch.ACTION_DIST_INPUTS: dist_inputs.cpu().numpy(),
         }
         if value_preds and module.has_critic:
@@ -213,6 +214,33 @@ class TorchPolicy:
                 values = module.compute_values(inputs)
             extra[SampleBatch.VF_PREDS] = values.cpu().numpy()
         return actions.cpu().numpy(), [], extra
+
+    def _actions_and_logp(
+        self, chosen: Any, dist: ActionDistribution, rows: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The actions an exploration returned, and their log-likelihoods: the ``logp`` of an
+        ``(actions, logp)`` pair (the reference's documented return), else (a tensor of
+        actions, or a pair whose ``logp`` is None) their log-likelihood under ``dist``."""
+        logp: Any = None
+        if isinstance(chosen, tuple):
+            if len(chosen) != 2:
+                raise TypeError(
+                    f"{type(self.exploration).__name__}.get_exploration_action() returned a "
+                    f"tuple of {len(chosen)} items; allowed: a tensor of actions, or a pair "
+                    "(actions, logp)"
+                )
+            chosen, logp = chosen
+        actions = torch.as_tensor(chosen, device=dist.inputs.device)
+        if logp is None:
+            return actions, dist.logp(actions)
+        logp = torch.as_tensor(logp, dtype=torch.float32, device=dist.inputs.device)
+        if tuple(logp.shape) != (rows,):
+            raise ValueError(
+                f"{type(self.exploration).__name__}.get_exploration_action() returned "
+                f"(actions, logp) with logp of shape {tuple(logp.shape)}; allowed: one "
+                f"log-likelihood per row, shape ({rows},)"
+            )
+        return actions, logp
 
     def compute_single_action(
         self, obs: Any, state: list[Any] | None = None, explore: bool | None = None, **kwargs: Any

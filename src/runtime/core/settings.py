@@ -27,6 +27,15 @@ def setting(key: str, **kwargs: Any) -> Any:
     return dataclasses.field(metadata={"key": key}, **kwargs)
 
 
+def setting_keys(settings_class: type[Any]) -> list[str]:
+    """The config keys ``settings_class`` reads, in field order."""
+    return [_key_of(field) for field in dataclasses.fields(settings_class) if field.init]
+
+
+def _key_of(field: dataclasses.Field[Any]) -> str:
+    return str(field.metadata.get("key", field.name))
+
+
 def settings_of(settings_class: type[S], config: Any, component: str) -> S:
     """``settings_class`` filled from ``config``: each field from the key of its name (or its
     ``setting(key)``). A key the config lacks is a ``ConfigError`` naming ``component``, unless
@@ -39,7 +48,7 @@ def settings_of(settings_class: type[S], config: Any, component: str) -> S:
     for field in dataclasses.fields(settings_class):
         if not field.init:
             continue
-        key = str(field.metadata.get("key", field.name))
+        key = _key_of(field)
         if key in config:
             values[field.name] = config[key]
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:

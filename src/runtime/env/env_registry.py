@@ -67,11 +67,25 @@ def _from_class(env_class: type[Any]) -> EnvCreator:
     return create
 
 
-def _from_gym_id(env_id: str) -> EnvCreator:
-    def create(ctx: EnvContext) -> Any:
-        return gym.make(env_id, **ctx)
+class GymEnvCreator:
+    """The creator of a gymnasium id: ``gym.make(env_id, **env_config)``; ``render_mode`` is
+    passed on when given (``record_env`` makes the recorded sub-env with ``"rgb_array"``)."""
 
-    return create
+    def __init__(self, env_id: str) -> None:
+        self.env_id = env_id
+
+    def __call__(self, ctx: EnvContext, render_mode: str | None = None) -> Any:
+        kwargs = dict(ctx)
+        if render_mode is not None:
+            kwargs["render_mode"] = render_mode
+        return gym.make(self.env_id, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"GymEnvCreator({self.env_id!r})"
+
+
+def _from_gym_id(env_id: str) -> EnvCreator:
+    return GymEnvCreator(env_id)
 
 
 def env_creator_for(env: Any, extra: dict[str, EnvCreator] | None = None) -> EnvCreator:

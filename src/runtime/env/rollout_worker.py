@@ -41,6 +41,7 @@ from runtime.env.policy_setup import (
     mapping_fn_of,
 )
 from runtime.env.preprocessors import Preprocessor
+from runtime.env.recording import make_recorded_env
 from runtime.env.worker_policies import WorkerPolicies
 from runtime.offline.batch_files import BatchWriter
 from runtime.training.unsupported import refuse_for_multi_agent, refuse_for_single_agent
@@ -91,7 +92,10 @@ class RolloutWorker(WorkerPolicies):
         registered_models: dict[str, dict[str, Any]] | None = None,
         device: str | None = "cpu",
         output_dir: str | None = None,
+        video_dir: str | None = None,
     ) -> None:
+        """``video_dir``: record sub-env 0's episodes there (``record_env``, resolved by the
+        algorithm: ``runtime.env.recording``)."""
         if registered_models:
             ModelCatalog.restore_registered(registered_models)
         self.config = config
@@ -117,7 +121,17 @@ class RolloutWorker(WorkerPolicies):
         if env_creator is not None:
             for index in range(int(settings.num_envs_per_worker)):
                 context = self.env_context.copy_with_overrides(vector_index=index)
-                env = env_creator(context)
+                if index == 0 and video_dir is not None:
+                    prefix = "evaluation-worker" if settings.in_evaluation else "worker"
+                    env = make_recorded_env(
+                        env_creator,
+                        context,
+                        video_dir,
+                        f"{prefix}-{worker_index}",
+                        f"{type(self).__name__} {worker_index}",
+                    )
+                else:
+                    env = env_creator(context)
                 _check_env(env, settings.env)
                 self.envs.append(env)
                 self.callbacks.on_environment_created(

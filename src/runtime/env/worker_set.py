@@ -19,6 +19,7 @@ import gymnasium as gym
 
 from rlconf.errors import ConfigError
 from runtime.cluster.placement import wait_until_placed
+from runtime.core.logs import configure_logs
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.policy import PolicyBuilder
 from runtime.core.settings import settings_of
@@ -30,13 +31,16 @@ T = TypeVar("T")
 
 
 class RemoteRolloutWorker(RolloutWorker):
-    """A ``RolloutWorker`` as a Ray actor: a ``ConfigError`` raised while it is built is kept
-    and raised by ``check_built()``, so that the driver gets it as the ``ConfigError`` it is
-    (an actor that dies in its constructor reaches the driver as a bare ``ActorDiedError``)."""
+    """A ``RolloutWorker`` as a Ray actor, logging at the config's ``log_level`` in its own
+    process. A ``ConfigError`` raised while it is built is kept and raised by
+    ``check_built()``, so that the driver gets it as the ``ConfigError`` it is (an actor that
+    dies in its constructor reaches the driver as a bare ``ActorDiedError``)."""
 
     def __init__(self, **kwargs: Any) -> None:
         self._build_error: ConfigError | None = None
         try:
+            # The actor's own process: its loggers follow the config's log_level too.
+            configure_logs(kwargs["config"], type(self).__name__)
             super().__init__(**kwargs)
         except ConfigError as error:
             self._build_error = error
@@ -82,6 +86,7 @@ class WorkerSet:
         device: str = "cpu",
         name: str = "workers",
         output_dir: str | None = None,
+        video_dir: str | None = None,
     ) -> None:
         self.config = config
         self.settings = settings_of(WorkerSetSettings, config, type(self).__name__)
@@ -89,6 +94,8 @@ class WorkerSet:
         self.policy_class = policy_class
         self.name = name
         self.output_dir = output_dir
+        #: Where sub-env 0 of each worker records its episodes (``record_env``), or None.
+        self.video_dir = video_dir
         self._remote_options = remote_options or (lambda index: {})
         self._remote: dict[int, Any] = {}
         self._spaces: tuple[gym.Space[Any], gym.Space[Any]] | None = None
@@ -103,6 +110,13 @@ class WorkerSet:
             self._remote[index] = self._start_remote(index, num_workers)
         if self._remote:
             self._check_built(list(self._remote.values()))
+            logger.info(
+                "%s: started %d remote rollout worker(s) (%s CPU, %s GPU each)",
+                name,
+                num_workers,
+                f"{float(self.settings.num_cpus_per_worker):g}",
+                f"{float(self.settings.num_gpus_per_worker):g}",
+            )
             first = next(iter(self._remote.values()))
             self._spaces, self._policy_spaces = self._get(
                 [first.get_spaces.remote(), first.get_policy_spaces.remote()]
@@ -121,6 +135,13 @@ class WorkerSet:
                 policy_spaces=self._policy_spaces,
                 device=device,
                 output_dir=output_dir,
+                video_dir=video_dir,
+            )
+            logger.info(
+                "%s: local worker ready on %s (%s)",
+                name,
+                device,
+                "with its own env" if local_has_env else "no env: it learns and syncs weights",
             )
         self.num_workers = num_workers
 
@@ -157,6 +178,7 @@ class WorkerSet:
             registered_models=ModelCatalog.registered(),
             device=None,
             output_dir=self.output_dir,
+            video_dir=self.video_dir,
         )
 
     def _check_built(self, actors: list[Any]) -> None:
@@ -255,6 +277,7 @@ class WorkerSet:
         forever."""
         import ray
 
+        logger.info("%s: recreating remote worker(s) %s", self.name, list(indices))
         timeout_s = float(self.settings.placement_timeout_s)
         for index in indices:
             wait_until_placed(
@@ -281,6 +304,12 @@ class WorkerSet:
             self.sync_policy_setup(indices=indices)
             self.sync_weights(indices=indices)
             self.sync_filter_states(indices=indices)
+        logger.info(
+            "%s: remote worker(s) %s recreated and synced (%d recreated so far)",
+            self.name,
+            list(indices),
+            self.num_recreated,
+        )
         if self.on_recreated is not None:
             self.on_recreated(list(indices))
 

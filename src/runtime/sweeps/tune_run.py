@@ -17,27 +17,40 @@ from ray.tune.search import BasicVariantGenerator
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
 from rlconf.registry import get_algorithm_class
-from rlconf.search_space import search_space_paths, to_tune_space
+from rlconf.search_space import to_tune_space
 from rlconf.stop_criteria import StopCriteria, lookup
 from rlconf.sweep_run import SweepPlan
 from rlconf.sweep_summary import SweepError, SweepSummary, TrialStatus, TrialSummary
-from runtime.cluster.placement import check_plan_fits
-from runtime.cluster.ray_session import ensure_ray
-from runtime.cluster.resources import resource_plan
+from runtime.cluster.ray_session import cluster_address, ensure_ray
 from runtime.cluster.tune_support import enable_tune
 from runtime.core.settings import settings_of
 from runtime.results.result_logger import results_root
+from runtime.sweeps.trial_resources import (
+    local_sweep_cpus,
+    refuse_unplaceable_trials,
+    sweep_trial_plans,
+)
 from runtime.sweeps.trial_table import TrialTable
 from runtime.training.config_resolution import split_tune_keys
 
 _NEW_OUTPUT = "RAY_AIR_NEW_OUTPUT"
+_WHERE = "rlconf.sweep.run()"
 
 
 def run_sweep(plan: SweepPlan) -> SweepSummary[Any]:
-    """Run every trial of ``plan`` to its end and summarise them (see ``rlconf.sweep.run``)."""
+    """Run every trial of ``plan`` to its end and summarise them (see ``rlconf.sweep.run``).
+
+    Before Tune starts, trials that no node set of the cluster can hold are refused
+    (``refuse_unplaceable_trials``): on a Ray the sweep starts, or on a cluster without an
+    autoscaler."""
     enable_tune()
-    started = ensure_ray(plan.base, num_cpus=_local_cpus(plan), address=plan.address)
+    trials = sweep_trial_plans(plan.configs)
+    own_ray = cluster_address(plan.address) is None
+    started = ensure_ray(plan.base, num_cpus=local_sweep_cpus(trials), address=plan.address)
     try:
+        refuse_unplaceable_trials(
+            trials, str(plan.base.algo_name), _WHERE, own_ray=started and own_ray
+        )
         return _run(plan)
     finally:
         if started:
@@ -48,7 +61,6 @@ def run_sweep(plan: SweepPlan) -> SweepSummary[Any]:
 
 def _run(plan: SweepPlan) -> SweepSummary[Any]:
     algo_name = str(plan.base.algo_name)
-    _check_resources(plan, algo_name)
     name = plan.name or _default_name(algo_name, plan.base["env"])
     storage = plan.local_dir or _local_dir(plan.base)
     table = TrialTable(name, plan.searched, plan.metric, enabled=plan.progress)
@@ -108,29 +120,6 @@ def _legacy_output() -> Iterator[None]:
             os.environ.pop(_NEW_OUTPUT, None)
         else:
             os.environ[_NEW_OUTPUT] = previous
-
-
-def _check_resources(plan: SweepPlan, algo_name: str) -> None:
-    """Refuse, before any trial starts, a trial that no node set of this cluster can hold
-    (Tune would otherwise wait for it forever)."""
-    for config in plan.configs:
-        if search_space_paths(config.to_dict()):
-            # Resource keys may be searched: Tune checks each trial's own request.
-            continue
-        check_plan_fits(
-            resource_plan(config.copy().freeze()), f"{algo_name} sweep trial", driver=True
-        )
-
-
-def _local_cpus(plan: SweepPlan) -> int | None:
-    """CPUs for a Ray this sweep starts itself: the machine's, or one trial's if more (the
-    trials then share the cores, as a single run's workers do)."""
-    needs = [
-        math.ceil(resource_plan(c.copy().freeze()).totals(driver=True).get("CPU", 0.0))
-        for c in plan.configs
-        if not search_space_paths(c.to_dict())
-    ]
-    return max([os.cpu_count() or 1, *needs])
 
 
 def _default_name(algo_name: str, env: Any) -> str:

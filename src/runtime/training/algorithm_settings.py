@@ -13,7 +13,6 @@ from runtime.core.settings import setting
 class AlgorithmSettings:
     # Building
     env: Any
-    log_level: str
     num_cpus_for_driver: float
     num_workers: int
     output: Any

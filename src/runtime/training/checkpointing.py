@@ -13,6 +13,7 @@ JSON under ``state["extra"]`` and numpy arrays as ``.npz`` files (``write_arrays
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,6 +34,8 @@ from runtime.training.trainable import Trainable
 
 if TYPE_CHECKING:
     from runtime.algorithm import Algorithm
+
+logger = logging.getLogger(__name__)
 
 
 def policy_state(worker: RolloutWorker) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -149,6 +152,12 @@ class Checkpointing(Trainable):
         state, tensors = self._state()
         state["extra"], arrays = self.extra_checkpoint_state()
         checkpoints.write_files(Path(checkpoint_dir), state, tensors, arrays)
+        logger.info(
+            "%s: checkpoint of iteration %d written to %s",
+            type(self).__name__,
+            self._iteration,
+            checkpoint_dir,
+        )
 
     def load_checkpoint(self, checkpoint: Any) -> None:
         """Tune's hook: restore from a checkpoint folder."""
@@ -163,9 +172,16 @@ class Checkpointing(Trainable):
         parent = Path(checkpoint_dir) if checkpoint_dir else self._open_results().logdir
         state, tensors = self._state()
         state["extra"], arrays = self.extra_checkpoint_state()
-        return checkpoints.write_checkpoint(
+        path = checkpoints.write_checkpoint(
             parent / f"checkpoint_{self._iteration:06d}", state, tensors, arrays
         )
+        logger.info(
+            "%s: checkpoint of iteration %d written to %s",
+            type(self).__name__,
+            self._iteration,
+            path,
+        )
+        return path
 
     def restore(self, checkpoint_path: Any) -> None:
         """Load weights, optimizer state, filters, counters and the iteration from a
@@ -193,6 +209,12 @@ class Checkpointing(Trainable):
         self.load_extra_checkpoint_state(path, state.get("extra") or {})
         self.workers.sync_weights(global_vars={"timestep": self._counters["num_env_steps_sampled"]})
         self.workers.sync_filter_states()
+        logger.info(
+            "%s: restored iteration %d from the checkpoint %s",
+            type(self).__name__,
+            self._iteration,
+            path,
+        )
         self.callbacks.on_checkpoint_loaded(algorithm=self)
 
 

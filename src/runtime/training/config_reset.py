@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from rlconf.algorithm_config import AlgorithmConfig
 from runtime.cluster.driver_environment import set_driver_environs
 from runtime.core.exploration import check_exploration
+from runtime.core.logs import configure_logs
 from runtime.results.result_logger import ResultLogger
 from runtime.training.config_resolution import ConfigInput, resolve_config, split_tune_keys
 from runtime.training.placement_setup import learner_devices
+from runtime.training.sample_size import note_oversized_sample
 from runtime.training.trainable import Trainable
 from runtime.training.unsupported import refuse_unsupported
 
@@ -32,10 +34,15 @@ def accepted_config(
     algorithm_class: type[Algorithm], config: ConfigInput, env: Any
 ) -> tuple[AlgorithmConfig, dict[str, Any]]:
     """The frozen config ``algorithm_class`` runs ``config`` with (settings it can't carry out
-    refused with a ``ConfigError``), and the keys Tune added to a trial's config dict."""
+    refused with a ``ConfigError``), and the keys Tune added to a trial's config dict. The
+    config's ``log_level`` is applied, and the build's notes are logged (inert reference keys,
+    an iteration that samples far more than ``train_batch_size``)."""
     rest, tune_keys = split_tune_keys(config)
     resolved = resolve_config(algorithm_class, rest, env)
+    # First: the notes below (and everything the build logs) follow the config's log_level.
+    configure_logs(resolved, algorithm_class.__name__)
     refuse_unsupported(resolved, algorithm_class.__name__)
+    note_oversized_sample(resolved, algorithm_class.__name__)
     return resolved, tune_keys
 
 

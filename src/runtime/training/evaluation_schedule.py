@@ -8,8 +8,11 @@ How one evaluation runs (episodes or timesteps over the workers) is in
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rlconf.algorithm_config import AlgorithmConfig
@@ -18,6 +21,7 @@ from runtime.cluster.resources import Role
 from runtime.core.policy import PolicyBuilder
 from runtime.core.settings import settings_of
 from runtime.env.env_registry import EnvCreator
+from runtime.env.recording import video_folder
 from runtime.env.worker_set import WorkerSet
 from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.counters import Counters
@@ -38,6 +42,7 @@ from runtime.training.evaluation_config import (
 from runtime.training.trainable import Trainable
 
 _T = TypeVar("_T")
+logger = logging.getLogger(__name__)
 
 
 class EvaluationSchedule(Trainable):
@@ -59,6 +64,9 @@ class EvaluationSchedule(Trainable):
     if TYPE_CHECKING:
         # Provided by Algorithm: the actor options for the role's placement group bundles.
         def _actor_options(self, role: Role) -> Callable[[int], dict[str, Any]]: ...
+
+        # Provided by ResultsFolder: the results folder, created if it is not there yet.
+        def _claim_logdir(self) -> Path: ...
 
     def _start_evaluation(self) -> None:
         """No evaluation yet; the evaluation workers when evaluation is configured."""
@@ -125,6 +133,7 @@ class EvaluationSchedule(Trainable):
         duration_fn: DurationFn | None = None,
     ) -> dict[str, Any]:
         self.callbacks.on_evaluate_start(algorithm=self)
+        started = time.perf_counter()
         if sync or self.evaluation_workers is None:
             self._sync_evaluation_workers()
         workers = self.evaluation_workers
@@ -152,6 +161,17 @@ class EvaluationSchedule(Trainable):
             episodes, steps = run_evaluation(workers, by_episodes, duration_fn)
             metrics = evaluation_metrics(episodes, steps, workers, weights_version)
         self.evaluation_metrics = {"evaluation": metrics}
+        logger.info(
+            "%s: evaluation on the weights of iteration %d: %s episodes, %s env steps, "
+            "episode_reward_mean %s (%.2f s on %d remote evaluation worker(s))",
+            type(self).__name__,
+            weights_version,
+            metrics.get("episodes_this_iter", "?"),
+            metrics.get("timesteps_this_iter", "?"),
+            metrics.get("episode_reward_mean", "?"),
+            time.perf_counter() - started,
+            workers.num_workers,
+        )
         self.callbacks.on_evaluate_end(algorithm=self, evaluation_metrics=self.evaluation_metrics)
         return self.evaluation_metrics
 
@@ -159,9 +179,10 @@ class EvaluationSchedule(Trainable):
         """The evaluation WorkerSet: its local worker when evaluation_num_workers=0, otherwise
         that many remote workers, all running the evaluation config."""
         num_workers = int(self.settings.evaluation_num_workers)
+        eval_config = evaluation_config(self.config)
         workers = WorkerSet(
             env_creator=self.env_creator,
-            config=evaluation_config(self.config),
+            config=eval_config,
             policy_class=self.policy_class,
             num_workers=num_workers,
             local_worker=num_workers == 0,
@@ -169,6 +190,7 @@ class EvaluationSchedule(Trainable):
             remote_options=self._actor_options("evaluation"),
             device=self.device,
             name="evaluation_workers",
+            video_dir=video_folder(eval_config, self._claim_logdir, type(self).__name__),
         )
         workers.source_worker = self.workers.local_worker()
 

@@ -11,6 +11,8 @@ The step counters (env and agent steps, sampled and trained) are kept here too.
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
@@ -24,6 +26,8 @@ from runtime.offline.input_reader import NormalizingReader
 from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.counters import Counters
 from runtime.training.trainable import Trainable
+
+logger = logging.getLogger(__name__)
 
 
 class TrainingStages(Trainable):
@@ -44,28 +48,48 @@ class TrainingStages(Trainable):
         by_agent_steps = self.settings.count_steps_by == "agent_steps"
         batches: list[MultiAgentBatch] = []
         count = 0
+        rounds = 0
+        started = time.perf_counter()
         self.workers.local_worker().set_global_vars(
             {"timestep": self._counters["num_env_steps_sampled"]}
         )
         while count < target:
+            rounds += 1
             for batch in self.sample_round():
                 batches.append(batch)
                 count += batch.agent_steps() if by_agent_steps else batch.env_steps()
         train_batch = MultiAgentBatch.concat_samples(batches)
         self._counters.count_sampled(train_batch)
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "%s: sampled a train batch of %d env steps (%d agent steps; train_batch_size "
+                "%d) in %d round(s), %.3f s: %s",
+                type(self).__name__,
+                train_batch.env_steps(),
+                train_batch.agent_steps(),
+                target,
+                rounds,
+                time.perf_counter() - started,
+                batch_shapes(train_batch),
+            )
         return train_batch
 
     def sample_round(self) -> list[MultiAgentBatch]:
         """One ``sample()`` from every rollout worker (the local one when there are none), or
         one batch of the offline input."""
+        started = time.perf_counter()
         if self._reader is not None:
-            return [MultiAgentBatch.wrap(self._reader.next())]
+            read = [MultiAgentBatch.wrap(self._reader.next())]
+            _log_round(self, "read", read, started)
+            return read
         workers = self.workers
         if workers.num_workers == 0:
             local = workers.local_worker()
             batch = local.sample()
             self._pending_episodes.extend(local.get_metrics())
-            return [MultiAgentBatch.wrap(batch)]
+            round_ = [MultiAgentBatch.wrap(batch)]
+            _log_round(self, "sampled", round_, started)
+            return round_
         results = workers.call_remote(_sample_remote)
         if not results and workers.num_healthy_workers() > 0:
             # Every worker failed in this round and was recreated: sample from the new ones.
@@ -79,14 +103,23 @@ class TrainingStages(Trainable):
             out.append(MultiAgentBatch.wrap(sampled))
             self._pending_episodes.extend(episodes)
             self._perf.append(perf)
+        _log_round(self, "sampled", out, started)
         return out
 
     def learn_on_batch(self, batch: SampleBatch | MultiAgentBatch) -> dict[str, Any]:
         """Update the learner of each policy to train in ``batch`` on its rows (on the local
         worker; the others' rows are dropped); returns the learner info per policy id."""
         batch = self.to_train(MultiAgentBatch.wrap(batch))
+        started = time.perf_counter()
         info = self.workers.local_worker().learn_on_batch(batch)
         self._counters.count_trained(batch)
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "%s: learned on %s in %.3f s",
+                type(self).__name__,
+                ", ".join(f"{pid}: {len(rows)} rows" for pid, rows in batch.items()) or "no rows",
+                time.perf_counter() - started,
+            )
         return info
 
     def to_train(self, batch: MultiAgentBatch) -> MultiAgentBatch:
@@ -114,3 +147,29 @@ def _sample_remote(
 ) -> tuple[SampleBatch | MultiAgentBatch, list[EpisodeMetrics], Any]:
     batch = worker.sample()
     return batch, worker.get_metrics(), worker.get_perf_stats()
+
+
+def batch_shapes(batch: MultiAgentBatch) -> str:
+    """``default_policy: 200 rows {obs: (200, 4) float32, actions: (200,) int64, ...}``."""
+    return "; ".join(
+        f"{pid}: {len(rows)} rows {{"
+        + ", ".join(
+            f"{name}: {tuple(values.shape)} {values.dtype}" for name, values in rows.items()
+        )
+        + "}"
+        for pid, rows in batch.items()
+    )
+
+
+def _log_round(
+    algorithm: TrainingStages, verb: str, batches: list[MultiAgentBatch], started: float
+) -> None:
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug(
+            "%s: %s a round of %d env steps from %d batch(es) in %.3f s",
+            type(algorithm).__name__,
+            verb,
+            sum(b.env_steps() for b in batches),
+            len(batches),
+            time.perf_counter() - started,
+        )

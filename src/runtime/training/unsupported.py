@@ -31,11 +31,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
         "input batches are trained on as written (output writes them postprocessed)",
     ),
     "render_env": (False, "rendering is not available; render in a callback or an env wrapper"),
-    "record_env": (
-        False,
-        "video recording is not available; wrap the env with gymnasium.wrappers.RecordVideo "
-        "in the env creator",
-    ),
     "preprocessor_pref": (
         "deepmind",
         "observations always go through rlconf's own preprocessor (flattened, one-hot; images "
@@ -69,6 +64,11 @@ REFUSED_MULTI_AGENT: dict[str, tuple[Any, str]] = {
     "soft_horizon": (False, "a multi-agent episode ends at the horizon"),
     "output": (None, "writing multi-agent batches to files is not available"),
     "input": ("sampler", "reading multi-agent batches from files is not available"),
+    "record_env": (
+        False,
+        "videos are recorded of single-agent gymnasium envs only (gymnasium's RecordVideo "
+        "wraps a gymnasium.Env)",
+    ),
 }
 
 #: key -> why no value of it changes what the runtime does (each field's description says so).

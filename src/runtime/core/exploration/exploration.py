@@ -23,7 +23,8 @@ from runtime.core.distributions import ActionDistribution
 
 
 class Exploration:
-    """Subclass it and implement ``get_exploration_action``; keyword arguments in
+    """Subclass it and implement ``get_exploration_action`` (returning the actions, or
+    ``(actions, logp)``); keyword arguments in
     ``exploration_config`` besides ``type`` are passed to ``__init__``."""
 
     def __init__(
@@ -55,9 +56,14 @@ class Exploration:
         action_distribution: ActionDistribution,
         timestep: int,
         explore: bool = True,
-    ) -> torch.Tensor:
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor | None]:
         """The actions for the batch behind ``action_distribution`` at global ``timestep``;
-        ``explore=False`` must act greedily (the distribution's deterministic sample)."""
+        ``explore=False`` must act greedily (the distribution's deterministic sample).
+
+        Return the actions, or - as the reference documents - ``(actions, logp)``: then the
+        policy reports ``logp`` (one log-likelihood per row) as the ``action_logp`` the
+        on-policy losses use, instead of the actions' log-likelihood under
+        ``action_distribution`` (which a ``logp`` of None asks for too)."""
         raise NotImplementedError(f"{type(self).__name__} must implement get_exploration_action()")
 
     def on_timestep(self, timestep: int) -> None:
