@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-_DONE = re.compile(r"done: reward ([\d.]+) after (\d+) steps")
+_DONE = re.compile(r"done: reward (-?[\d.]+) after (\d+) steps")
 _RESULTS_IN = re.compile(r"^\S+: results in (.+)$")
 
 

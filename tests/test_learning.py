@@ -167,8 +167,8 @@ SAC_FILE = "examples/tuned/pendulum-sac.yaml"
 
 
 def test_tuned_sac_greedy_evaluation_reaches_minus_250_on_pendulum() -> None:
-    """examples/tuned/pendulum-sac.yaml: greedy evaluation (10 episodes) passed -250 at 3k env
-    steps on seeds 0-2 (about 30 s of CPU each); the budget is 10k."""
+    """examples/tuned/pendulum-sac.yaml: greedy evaluation (10 episodes) passed -250 at 4k-6k
+    env steps on seeds 0-2; the budget is 10k."""
     (experiment,) = load_experiments(Path(__file__).resolve().parents[1] / SAC_FILE)
     runs = []
     for seed in (0, 1, 2):

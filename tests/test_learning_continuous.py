@@ -75,8 +75,8 @@ def test_tuned_discrete_sac_reaches_150_on_cartpole() -> None:
 
 def test_the_sac_main_job_then_a_greedy_evaluation_of_its_checkpoint(tmp_path: Path) -> None:
     """The issue's "done when": `rlconf train -f examples/tuned/pendulum-sac.yaml`, then
-    `rlconf evaluate <checkpoint> --episodes 10 --no-explore` shows -250 or better (seed 0
-    solves at 3k env steps)."""
+    `rlconf evaluate <checkpoint> --episodes 10 --no-explore` shows -250 or better on other
+    episodes than the training's evaluation saw (seed 0 solves at 6k env steps, at -148)."""
     import json
 
     from rlconf.cli import main
