@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-_DONE = re.compile(r"done: reward (-?[\d.]+) after (\d+) steps")
+#: The final line of a run that met a stop criterion.
+_DONE = re.compile(r"^done\b", re.M)
 _RESULTS_IN = re.compile(r"^\S+: results in (.+)$")
 
 
@@ -32,7 +33,7 @@ class TrainRun:
     wall_s: float
     # To the first progress line (the first `train()` result); the wall time if none came.
     first_result_s: float
-    # `timesteps_total` and `episode_reward_mean` of the last result (the final `done:` line).
+    # `timesteps_total` and `episode_reward_mean` of the last result (in result.json).
     env_steps: int
     reward: float
     peak_rss_mb: float
@@ -74,21 +75,22 @@ def train(job: Path, seed: int, local_dir: str) -> TrainRun:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise RuntimeError(f"seed {seed}: exit {process.returncode}\n{''.join(output[-20:])}")
-    done = _DONE.search("".join(output[-5:]))
-    if done is None:
+    if _DONE.search("".join(output[-10:])) is None:
         raise RuntimeError(f"seed {seed}: no final line\n{''.join(output[-20:])}")
     results_in = next((m for line in output if (m := _RESULTS_IN.match(line.rstrip()))), None)
     if results_in is None:
         raise RuntimeError(f"seed {seed}: no results directory\n{''.join(output[:5])}")
+    logdir = Path(results_in.group(1))
+    last = json.loads((logdir / "result.json").read_text().splitlines()[-1])
     return TrainRun(
         seed=seed,
         wall_s=round(wall, 2),
         first_result_s=round(first_result or wall, 2),
-        env_steps=int(done.group(2)),
-        reward=float(done.group(1)),
+        env_steps=int(last["timesteps_total"]),
+        reward=float(last["episode_reward_mean"]),
         # ru_maxrss is in KiB on Linux
         peak_rss_mb=round(usage.ru_maxrss / 1024, 1),
-        logdir=Path(results_in.group(1)),
+        logdir=logdir,
     )
 
 

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+from machine import print_machine
+
 _IMPORT_PROBE = """
 import sys, time
 t = time.perf_counter()
@@ -72,6 +74,7 @@ def grid_seconds() -> tuple[float, int]:
 
 
 def main() -> None:
+    print_machine()
     import_s, torch_loaded, ray_loaded = cold_import()
     config_ms = one_config_ms()
     grid_s, grid_size = grid_seconds()

@@ -25,6 +25,8 @@ import statistics
 import time
 from typing import Any
 
+from machine import print_machine
+
 from rlconf import PolicySpec, PPOConfig
 from runtime import MultiAgentBatch, RolloutWorker, make_multi_agent
 from runtime.algorithms.ppo import PPO
@@ -130,6 +132,7 @@ def compare(num_agents: int, num_envs: int) -> dict[str, float]:
 
 
 def main() -> None:
+    print_machine()
     results: dict[str, Any] = {"env": ENV, "total_agents": TOTAL_AGENTS, "target": TARGET}
     print(
         f"{'setup':24s} {'env steps/s':>12s} {'agent steps/s':>14s} {'single-agent x64':>17s}"

@@ -16,6 +16,7 @@ from typing import Any
 
 import gymnasium as gym
 import ray
+from machine import print_machine
 
 from rlconf import PPOConfig
 from runtime import register_env
@@ -66,6 +67,7 @@ def iteration_time(parallel: bool) -> float:
 
 
 def main() -> None:
+    print_machine()
     register_env("slow_cartpole", lambda ctx: SlowCartPole(float(ctx["delay"])))
     ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
     try:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from machine import print_machine
 
 from runtime.buffers import PrioritizedReplayBuffer, ReplayBuffer
 from runtime.core.sample_batch import SampleBatch
@@ -98,6 +99,7 @@ def atari_rate() -> float:
 
 
 def main() -> None:
+    print_machine()
     prioritized, prioritized_with_update = prioritized_rates()
     figures = {
         "uniform_per_s": uniform_rate(),

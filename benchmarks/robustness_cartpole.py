@@ -25,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from machine import print_machine
+
 EXAMPLES = str(Path(__file__).resolve().parents[1] / "examples")
 TARGET = 450.0
 
@@ -78,6 +80,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--config", default="{}", help="JSON object of settings to override")
     args = parser.parse_args()
+    print_machine()
     overrides = json.loads(args.config)
     cases = [(s, c) for c in args.capabilities for s in args.seeds]
     with ThreadPoolExecutor(args.jobs) as pool:

@@ -20,6 +20,7 @@ from typing import Any
 
 import gymnasium as gym
 import ray
+from machine import print_machine
 
 from rlconf import PPOConfig
 from runtime.algorithms.ppo import PPO
@@ -84,6 +85,7 @@ def sample_rate(num_workers: int, num_envs: int, hiddens: list[int]) -> float:
 
 
 def main() -> None:
+    print_machine()
     results: dict[str, Any] = {"env": ENV}
     raws = []
     for model, hiddens in MODELS.items():

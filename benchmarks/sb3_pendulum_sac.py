@@ -5,8 +5,8 @@ defaults: [256, 256] networks, batch 256, one gradient step per env step, learni
 steps, stopping at the first mean of at least -250 (or at 20,000 steps).
 
 Run by ``solve_pendulum_sac.py`` under an interpreter that has ``stable-baselines3`` (not a
-dependency of this project). Prints one JSON line: env steps, the last evaluation's mean,
-gradient updates.
+dependency of this project). Prints the machine (``machine.py``), then one JSON line: env steps,
+the last evaluation's mean, gradient updates.
 
     python benchmarks/sb3_pendulum_sac.py --seed 0
 """
@@ -28,6 +28,7 @@ def main() -> None:
 
     import gymnasium as gym
     import torch
+    from machine import print_machine
     from stable_baselines3 import SAC  # type: ignore[import-not-found]
     from stable_baselines3.common.callbacks import (  # type: ignore[import-not-found]
         EvalCallback,
@@ -36,6 +37,7 @@ def main() -> None:
 
     # As the zoo runs it: one thread per process.
     torch.set_num_threads(1)
+    print_machine()
     env = gym.make("Pendulum-v1")
     eval_env = gym.make("Pendulum-v1")
     stop = StopTrainingOnRewardThreshold(reward_threshold=TARGET, verbose=0)

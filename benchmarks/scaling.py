@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ray
+from machine import print_machine
 
 from rlconf import PPOConfig
 from runtime.algorithms.ppo import PPO
@@ -198,6 +199,7 @@ def measure() -> tuple[dict[int, Blocks], dict[int, Blocks], dict[int, list[int]
 
 
 def main() -> None:
+    print_machine()
     free_before = free_cores()
     ray.init(
         address="local",  # a Ray of its own, never a cluster running on this machine

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from cli_runs import ROOT, solve_main, train
+from machine import print_machine
 
 MAIN_JOB = ROOT / "examples" / "tuned" / "cartpole-ppo.yaml"
 
@@ -35,6 +36,7 @@ def run(seed: int, local_dir: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    print_machine()
     solve_main(__doc__.split("\n\n")[0], run, "reward", "reward")
 
 

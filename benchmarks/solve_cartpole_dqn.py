@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from cli_runs import ROOT, solve_main, train
+from machine import print_machine
 
 DQN_JOB = ROOT / "examples" / "tuned" / "cartpole-dqn.yaml"
 TARGET = 450.0
@@ -43,6 +44,7 @@ def run(seed: int, local_dir: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    print_machine()
     solve_main(__doc__.split("\n\n")[0], run, "eval_reward", "eval reward")
 
 

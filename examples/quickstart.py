@@ -1,6 +1,6 @@
-"""The quickstart of DESIGN.md: configure PPO fluently, build it, train, evaluate in parallel,
-save. (The GPU settings of that snippet are left out so it runs anywhere; see
-fractional_gpus.py for them.)
+"""The config of the README's "Quick tour", built and trained: configure PPO fluently, build
+it, train, evaluate in parallel, save. (It asks for no GPU, so it runs anywhere; see
+fractional_gpus.py for GPU shares.)
 
 Run: python examples/quickstart.py
 """

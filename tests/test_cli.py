@@ -276,3 +276,27 @@ def test_a_closed_stdout_ends_a_command_quietly(command: list[str]) -> None:
         os.close(write_end)
     assert done.stderr == ""
     assert done.returncode == 141  # 128 + SIGPIPE, as for a program SIGPIPE stops
+
+
+def test_a_plan_the_cluster_cannot_hold_is_one_error_line_and_code_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = main(
+        [
+            "train",
+            "--run",
+            "PPO",
+            "--env",
+            "CartPole-v1",
+            "--config",
+            json.dumps({"num_workers": 1, "num_gpus_per_worker": 1}),
+            "--stop",
+            '{"training_iteration": 1}',
+            "--local-dir",
+            str(tmp_path),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "error: PPO: the config asks for more than the Ray cluster has: GPU 1" in err
+    assert "Traceback" not in err

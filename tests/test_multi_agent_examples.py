@@ -117,7 +117,7 @@ def test_the_tuned_file_trains_through_the_command_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     assert done.stdout.count("iter ") == 4
-    assert "done: reward" in done.stdout
+    assert "done: timesteps_total reached 1024 (target 1024)" in done.stdout
     (run_dir,) = tmp_path.iterdir()
     assert (run_dir / "checkpoint_000004").is_dir()  # checkpoint_at_end
     params = json.loads((run_dir / "params.json").read_text())

@@ -147,8 +147,12 @@ def test_the_cli_runs_the_grid_file_as_a_sweep_and_prints_the_best_trial(
         assert files >= TRIAL_FILES and any(f.startswith("checkpoint_") for f in files)
     assert "cartpole-ppo-grid: 4 trials (4 TERMINATED)" in out
     header = next(line for line in out.splitlines() if line.startswith("trial "))
-    # The searched keys in the config's order, then the progress columns.
-    assert header.split() == ["trial", "status", "gamma", "lr", "iter", "steps", "reward"]
+    # The searched keys in the config's order, then the progress columns: the stop criteria
+    # of the file and the flag (the step and iteration budgets are in iter and steps).
+    assert header.split() == [
+        *("trial", "status", "gamma", "lr", "iter", "steps", "steps/s"),
+        *("episode_reward_mean>=150", "ETA"),
+    ]
     assert "best trial: PPO_CartPole-v1_" in out and "timesteps_total=512 (min over 4" in out
     assert "  lr = " in out and "  gamma = " in out
 

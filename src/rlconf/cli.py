@@ -1,5 +1,6 @@
 """The ``rlconf`` command line: train (from flags or a YAML file of experiments), evaluate
-checkpoints, and inspect algorithms, configs, their JSON Schema and the keys of a result.
+checkpoints, plot learning curves, and inspect algorithms, configs, their JSON Schema and the
+keys of a result.
 
 Config errors (bad values, unknown keys, env ids and stop keys) print the ConfigError message
 and exit with code 2, before anything heavy is imported.
@@ -50,6 +51,17 @@ and Ctrl-C or SIGTERM stops it after the current iteration with a checkpoint (ex
 143; a second one stops it at once), also where the shell started it with SIGINT ignored.
 """
 
+_PLOT_DESCRIPTION = """\
+Draw learning curves of results folders over env steps (timesteps_total): one subplot per
+metric, one line per run, labelled by folder name. A folder without result.json whose
+sub-folders have one (a sweep's <local_dir>/<name>/) stands for those trials. Runs whose
+params.json differ only in their seed (and where results go) are drawn as their mean with a
+min-max band. Points where a value is null are skipped, so a run still training can be drawn.
+
+Needs matplotlib (pip install 'rlconf[plot]'); without it, or with --terminal, each run's
+curve is printed as a sparkline with its first, last, min and max values.
+"""
+
 
 def _parse_json(text: str, flag: str) -> dict[str, Any]:
     try:
@@ -88,6 +100,8 @@ def _overrides(args: argparse.Namespace) -> Overrides:
         checkpoint_freq=args.checkpoint_freq,
         checkpoint_at_end=args.checkpoint_at_end,
         num_samples=args.num_samples,
+        keep_checkpoints_num=args.keep_checkpoints_num,
+        checkpoint_score_attr=args.checkpoint_score_attr,
     )
 
 
@@ -198,6 +212,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from rlconf.plot_command import run_plot
+
+    return run_plot(args.run_dirs, metrics=args.metric, out=args.out, terminal=args.terminal)
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     print(json.dumps(get_config_class(args.algorithm).json_schema(), indent=2))
     return 0
@@ -279,6 +299,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="save a checkpoint when done (or not); replaces the file's",
     )
     train.add_argument(
+        "--keep-checkpoints-num",
+        type=int,
+        metavar="N",
+        help="keep only the best N checkpoints by --checkpoint-score-attr (else the newest N), "
+        "and always the latest; the others are deleted as training goes; replaces the file's",
+    )
+    train.add_argument(
+        "--checkpoint-score-attr",
+        metavar="KEY",
+        help="the numeric result key that ranks checkpoints, higher is better (min-KEY: lower), "
+        "nested keys joined with '/', e.g. evaluation/episode_reward_mean; the best checkpoint "
+        "is printed at the end; replaces the file's",
+    )
+    train.add_argument(
         "--local-dir",
         help="folder the results directory <ALGO>_<ENV>_<timestamp> is made in "
         "(default: $RLCONF_RESULTS_DIR or ~/rlconf_results); replaces the file's",
@@ -336,6 +370,38 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("-q", "--quiet", action="store_true", help="print nothing")
     evaluate.set_defaults(handler=_cmd_evaluate)
 
+    plot = commands.add_parser(
+        "plot",
+        help="draw learning curves of results folders (PNG, or sparklines in the terminal)",
+        description=_PLOT_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    plot.add_argument(
+        "run_dirs",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="a results folder (holding result.json), or a sweep's folder (its trials)",
+    )
+    plot.add_argument(
+        "--metric",
+        action="append",
+        metavar="KEY",
+        help="result key to draw, one subplot each (repeatable; nested keys joined with '/'); "
+        "default: episode_reward_mean, and evaluation/episode_reward_mean where a run "
+        "evaluated",
+    )
+    plot.add_argument(
+        "--out",
+        metavar="FILE.png",
+        help="image to write (default: curves.png in the first RUN_DIR)",
+    )
+    plot.add_argument(
+        "--terminal",
+        action="store_true",
+        help="print sparklines instead of writing an image",
+    )
+    plot.set_defaults(handler=_cmd_plot)
+
     config = commands.add_parser("config", help="print the full validated config as JSON")
     config.add_argument("algorithm", help="a registered algorithm, e.g. PPO")
     config.add_argument("--env", help="environment id, e.g. CartPole-v1")
@@ -365,7 +431,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:
+        # A plan the cluster can't hold is the user's to fix, as a ConfigError is: the
+        # message names the bundles, the nodes and the settings; a traceback adds nothing.
+        if not _is_resource_error(exc):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return code
+
+
+def _is_resource_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the runtime's ResourceError (the runtime is loaded only by then)."""
+    placement = sys.modules.get("runtime.cluster.placement")
+    return placement is not None and isinstance(exc, placement.ResourceError)
 
 
 def put_cwd_on_path() -> None:

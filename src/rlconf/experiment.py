@@ -10,10 +10,11 @@ reference's tuned-example format::
 The command line's flags (``Overrides``) apply on top of every experiment of a file: ``--config``
 is applied over the experiment's config key by key (as ``config.update_from_dict()``: a partial
 ``model`` dict keeps the file's other model keys), ``--stop`` is merged over its stop criteria,
-and ``--env``, ``--framework``, ``--local-dir``, ``--checkpoint-freq`` and
-``--checkpoint-at-end`` replace its values. Every experiment is validated (config, env, stop
-criteria, keys) before any is run, and every mistake of every experiment is reported at once;
-an env named by import path is imported to check it, as the config's callables are.
+and ``--env``, ``--framework``, ``--local-dir``, ``--checkpoint-freq``, ``--checkpoint-at-end``,
+``--keep-checkpoints-num`` and ``--checkpoint-score-attr`` replace its values. Every experiment
+is validated (config, env, stop criteria, keys, the checkpoint score key as a stop key is)
+before any is run, and every mistake of every experiment is reported at once; an env named by
+import path is imported to check it, as the config's callables are.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.checkpoint_keeper import keep_num_issues, score_attr_issues, unsaved_score_issues
 from rlconf.env_ids import env_import_issue, env_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.registry import get_config_class
@@ -38,6 +40,10 @@ EXPERIMENT_KEYS = {
     "config": "a mapping of config keys",
     "checkpoint_freq": "save a checkpoint every N iterations",
     "checkpoint_at_end": "save a checkpoint when done",
+    "keep_checkpoints_num": "keep only the best N checkpoints by checkpoint_score_attr (else the "
+    "newest N), and the latest",
+    "checkpoint_score_attr": "the numeric result key that ranks checkpoints, nested keys joined "
+    "with '/' (min-KEY: lower is better)",
     "local_dir": "the folder the results directory is made in",
     "num_samples": "run as a Tune sweep: trials per grid point or per sample of the search "
     "spaces in config",
@@ -56,6 +62,10 @@ class Experiment:
     #: Set (in the file or by ``--num-samples``) to run as a Tune sweep even without search
     #: spaces.
     num_samples: int | None = None
+    #: Keep only this many checkpoints (and the latest); None: all (``rlconf.checkpoint_keeper``).
+    keep_checkpoints_num: int | None = None
+    #: The result key that ranks checkpoints (``min-KEY``: lower is better); None: recency.
+    checkpoint_score_attr: str | None = None
 
     @property
     def is_sweep(self) -> bool:
@@ -76,6 +86,8 @@ class Overrides:
     checkpoint_freq: int | None = None
     checkpoint_at_end: bool | None = None
     num_samples: int | None = None
+    keep_checkpoints_num: int | None = None
+    checkpoint_score_attr: str | None = None
 
 
 def make_experiment(
@@ -154,6 +166,17 @@ def make_experiment(
     if flags.num_samples is not None:
         num_samples = flags.num_samples
         issues += _num_samples_issues(num_samples, "--num-samples")
+    keep_num = spec.get("keep_checkpoints_num")
+    issues += keep_num_issues(keep_num, "keep_checkpoints_num")
+    if flags.keep_checkpoints_num is not None:
+        keep_num = flags.keep_checkpoints_num
+        issues += keep_num_issues(keep_num, "--keep-checkpoints-num")
+    score_attr, score_name = spec.get("checkpoint_score_attr"), "checkpoint_score_attr"
+    issues += score_attr_issues(score_attr, score_name, config)
+    if flags.checkpoint_score_attr is not None:
+        score_attr, score_name = flags.checkpoint_score_attr, "--checkpoint-score-attr"
+        issues += score_attr_issues(score_attr, score_name, config)
+    issues += unsaved_score_issues(score_attr, score_name, checkpoint_freq, checkpoint_at_end)
     if issues or config is None:
         raise ConfigError(where or name, [_framework_hint(i) for i in issues])
     return Experiment(
@@ -165,6 +188,8 @@ def make_experiment(
         checkpoint_at_end,
         flags.local_dir if flags.local_dir is not None else spec.get("local_dir"),
         num_samples,
+        keep_checkpoints_num=keep_num,
+        checkpoint_score_attr=score_attr,
     )
 
 

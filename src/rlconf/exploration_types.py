@@ -63,6 +63,27 @@ BUILTIN_EXPLORATION: dict[str, type] = {
 }
 
 
+#: RLlib's other exploration types, which rlconf does not have, with the reason; a config naming
+#: one is refused with it.
+NOT_IN_RLCONF: dict[str, str] = {
+    "ParameterNoise": (
+        "parameter-space noise (Gaussian noise added to the model's weights at each episode "
+        "start, its stddev adapted from the noisy and noise-free policies' action distance) is "
+        "not implemented by rlconf's runtime"
+    ),
+    "Curiosity": (
+        "the intrinsic curiosity module (forward and inverse models learned beside the policy) "
+        "is not implemented by rlconf's runtime"
+    ),
+    "ThompsonSampling": "it is the exploration of RLlib's bandit algorithms, which rlconf lacks",
+    "UpperConfidenceBound": (
+        "it is the exploration of RLlib's bandit algorithms, which rlconf lacks"
+    ),
+    "SlateEpsilonGreedy": "it is the exploration of RLlib's SlateQ, which rlconf lacks",
+    "SlateSoftQ": "it is the exploration of RLlib's SlateQ, which rlconf lacks",
+}
+
+
 @functools.cache
 def _adapter(kind: str) -> TypeAdapter[Any]:
     args = BUILTIN_EXPLORATION[kind]
@@ -95,6 +116,11 @@ def _validate(config: dict[str, Any]) -> dict[str, Any]:
             )
             raise ValueError(f"{kind}: {problems}") from None
         return {"type": kind, **checked}
+    if kind in NOT_IN_RLCONF:
+        raise ValueError(
+            f"exploration type {kind!r} is not supported: {NOT_IN_RLCONF[kind]}; built-in "
+            f"types: {', '.join(BUILTIN_EXPLORATION)}, or a subclass of runtime.Exploration"
+        )
     if "." in kind or ":" in kind:
         try:
             resolve(kind)

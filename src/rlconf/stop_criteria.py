@@ -69,7 +69,6 @@ def stop_issues(
     """Every problem of ``stop``; ``config`` (None when it is invalid itself) tells which
     evaluation runs and whether callbacks or a custom evaluation function add keys."""
     issues: list[FieldIssue] = []
-    open_ended = config is not None and callbacks_add_result_keys(config)
     for raw_key, value in stop.items():
         key = str(raw_key)
         name = f"{prefix}{key}"
@@ -79,41 +78,63 @@ def stop_issues(
                     name, "must be a number (training stops once the result reaches it)", value
                 )
             )
-        entry = describe(key)
-        if entry is None and not (open_ended or _custom_evaluation(key, config)):
-            hint = did_you_mean(key, known_names())
-            issues.append(
-                FieldIssue(
-                    name,
-                    "is not a result key" + (f" ({hint})" if hint else ""),
-                    has_value=False,
-                    allowed=_ALLOWED,
-                )
+        issues += result_key_issues(key, name, config)
+    return issues
+
+
+def result_key_issues(
+    key: str,
+    name: str,
+    config: AlgorithmConfig | None,
+    *,
+    value: Any = None,
+    has_value: bool = False,
+    use: str = "compared with a stop value",
+    allowed: str = _ALLOWED,
+) -> list[FieldIssue]:
+    """The problems of ``key`` as a numeric result key, reported as field ``name`` (holding
+    ``value`` when ``has_value``): not a key of the result (with a did-you-mean), not a number
+    there (so it can't be ``use``d), or an evaluation key where no evaluation runs. Keys that
+    callbacks or a custom evaluation function may add are left to the results."""
+    issues: list[FieldIssue] = []
+    open_ended = config is not None and callbacks_add_result_keys(config)
+    entry = describe(key)
+    if entry is None and not (open_ended or _custom_evaluation(key, config)):
+        hint = did_you_mean(key, known_names())
+        issues.append(
+            FieldIssue(
+                name,
+                "is not a result key" + (f" ({hint})" if hint else ""),
+                value,
+                has_value,
+                allowed,
             )
-        elif entry is not None and entry.kind != "number":
-            issues.append(
-                FieldIssue(
-                    name,
-                    f"is {KIND_NAMES[entry.kind]}, not a number, so it can't be compared with a "
-                    "stop value",
-                    has_value=False,
-                    allowed=_ALLOWED,
-                )
+        )
+    elif entry is not None and entry.kind != "number":
+        issues.append(
+            FieldIssue(
+                name,
+                f"is {KIND_NAMES[entry.kind]}, not a number, so it can't be {use}",
+                value,
+                has_value,
+                allowed,
             )
-        if (
-            key.startswith(EVALUATION_PREFIX)
-            and config is not None
-            and not config["evaluation_interval"]
-        ):
-            issues.append(
-                FieldIssue(
-                    name,
-                    "is an evaluation result, but no evaluation runs "
-                    f"(evaluation_interval={config['evaluation_interval']!r})",
-                    has_value=False,
-                    allowed="set evaluation_interval to evaluate every N iterations",
-                )
+        )
+    if (
+        key.startswith(EVALUATION_PREFIX)
+        and config is not None
+        and not config["evaluation_interval"]
+    ):
+        issues.append(
+            FieldIssue(
+                name,
+                "is an evaluation result, but no evaluation runs "
+                f"(evaluation_interval={config['evaluation_interval']!r})",
+                value,
+                has_value,
+                "set evaluation_interval to evaluate every N iterations",
             )
+        )
     return issues
 
 

@@ -42,10 +42,12 @@ def run_sweep_experiment(
         local_dir=experiment.local_dir,
         checkpoint_freq=experiment.checkpoint_freq,
         checkpoint_at_end=experiment.checkpoint_at_end,
+        keep_checkpoints_num=experiment.keep_checkpoints_num,
+        checkpoint_score_attr=experiment.checkpoint_score_attr,
         progress=not quiet,
     )
     searched = _searched(summary)
-    print(best_trial_report(summary, searched), flush=True)
+    print(best_trial_report(summary, searched, experiment.checkpoint_score_attr), flush=True)
     for trial in summary.errors:
         first_line = (trial.error or "").splitlines()[0] if trial.error else "failed"
         print(f"trial {trial.name} failed: {first_line} (see {trial.path})", file=sys.stderr)
@@ -59,7 +61,9 @@ def _searched(summary: SweepSummary[Any]) -> list[str]:
     return [k for k in first if any(d.get(k) != first[k] for d in dicts[1:])]
 
 
-def best_trial_report(summary: SweepSummary[Any], searched: Sequence[str]) -> str:
+def best_trial_report(
+    summary: SweepSummary[Any], searched: Sequence[str], score_attr: str | None = None
+) -> str:
     best = summary.best_trial
     values = best.config.to_dict()
     lines = [
@@ -71,6 +75,13 @@ def best_trial_report(summary: SweepSummary[Any], searched: Sequence[str]) -> st
     lines.append(f"  after {best.iterations} iterations, {steps} steps")
     lines.append(f"  config: {best.path}/params.json")
     if best.checkpoint:
-        lines.append(f"  checkpoint: {best.checkpoint}")
+        # Which of the trial's checkpoints this is: its best by the score, else its latest.
+        which = f" (its best by {score_attr})" if score_attr else ""
+        lines.append(f"  checkpoint: {best.checkpoint}{which}")
     lines.append(f"all trials: {summary.path}")
+    lines.append(f"  look at them: rlconf plot {summary.path}")
+    if best.checkpoint:
+        lines.append(
+            f"                rlconf evaluate {best.checkpoint} --episodes 10 --no-explore"
+        )
     return "\n".join(lines)

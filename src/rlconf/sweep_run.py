@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.checkpoint_keeper import keep_num_issues, score_attr_issues, unsaved_score_issues
 from rlconf.env_ids import env_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.result_keys import describe, known_names
@@ -53,6 +54,11 @@ class SweepPlan:
     local_dir: Path | None
     checkpoint_freq: int
     checkpoint_at_end: bool
+    #: Checkpoints each trial keeps (and its latest); None: all.
+    keep_checkpoints_num: int | None
+    #: The result key that ranks a trial's checkpoints (``min-KEY``: lower is better); None:
+    #: recency.
+    checkpoint_score_attr: str | None
     reuse_actors: bool | None
     progress: bool
     address: str | None
@@ -71,6 +77,8 @@ def run(
     local_dir: str | os.PathLike[str] | None = None,
     checkpoint_freq: int = 0,
     checkpoint_at_end: bool = False,
+    keep_checkpoints_num: int | None = None,
+    checkpoint_score_attr: str | None = None,
     reuse_actors: bool | None = None,
     progress: bool = True,
     address: str | None = None,
@@ -88,11 +96,18 @@ def run(
 
     Each trial writes its results folder (params.json, result.json, progress.csv,
     TensorBoard events, checkpoints every ``checkpoint_freq`` iterations and at the end
-    with ``checkpoint_at_end``) under ``<local_dir>/<name>/``; ``local_dir`` defaults to
+    with ``checkpoint_at_end``, named ``checkpoint_<iteration>``) under
+    ``<local_dir>/<name>/``; ``local_dir`` defaults to
     the config's ``logger_config["local_dir"]``, ``$RLCONF_RESULTS_DIR`` or
     ``~/rlconf_results``. ``progress`` prints a live table of the trials. Ray is started
     when it is not running (``address`` or ``$RAY_ADDRESS`` connect to a cluster instead)
     and stopped again at the end.
+
+    ``keep_checkpoints_num`` keeps only that many checkpoints per trial (and always its
+    latest), the best by ``checkpoint_score_attr`` (a numeric result key, nested keys joined
+    with ``/``, ``min-KEY`` when lower is better; the rules of ``rlconf.checkpoint_keeper``)
+    or else the newest. Each trial's summary names its best checkpoint by that key (its latest
+    without one) and every checkpoint it kept.
 
     The best trial is the one whose last result has the highest (``mode="max"``) or lowest
     ``metric``; a trial that fails is reported in ``summary.errors``. No trial reaching the
@@ -110,6 +125,8 @@ def run(
         local_dir=local_dir,
         checkpoint_freq=checkpoint_freq,
         checkpoint_at_end=checkpoint_at_end,
+        keep_checkpoints_num=keep_checkpoints_num,
+        checkpoint_score_attr=checkpoint_score_attr,
         reuse_actors=reuse_actors,
         progress=progress,
         address=address,
@@ -136,6 +153,8 @@ def make_plan(
     reuse_actors: bool | None,
     progress: bool,
     address: str | None,
+    keep_checkpoints_num: int | None = None,
+    checkpoint_score_attr: str | None = None,
     where: str = _WHERE,
 ) -> SweepPlan:
     """Check every argument of ``run`` and return the plan, or raise one ConfigError that
@@ -197,6 +216,11 @@ def make_plan(
     if max_concurrent is not None:
         issues += _count_issues("max_concurrent", max_concurrent, minimum=1)
     issues += _count_issues("checkpoint_freq", checkpoint_freq, minimum=0)
+    issues += keep_num_issues(keep_checkpoints_num, "keep_checkpoints_num")
+    issues += score_attr_issues(checkpoint_score_attr, "checkpoint_score_attr", base)
+    issues += unsaved_score_issues(
+        checkpoint_score_attr, "checkpoint_score_attr", checkpoint_freq, checkpoint_at_end
+    )
     if name is not None and (not name or "/" in name or name in (".", "..")):
         issues.append(
             FieldIssue("name", "must be a folder name", name, allowed="a non-empty name, no '/'")
@@ -226,6 +250,8 @@ def make_plan(
         local_dir=Path(local_dir).expanduser().resolve() if local_dir is not None else None,
         checkpoint_freq=checkpoint_freq,
         checkpoint_at_end=checkpoint_at_end,
+        keep_checkpoints_num=keep_checkpoints_num,
+        checkpoint_score_attr=checkpoint_score_attr,
         reuse_actors=reuse_actors,
         progress=progress,
         address=address,

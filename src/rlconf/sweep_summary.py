@@ -32,10 +32,13 @@ class TrialSummary(Generic[C]):
     #: The trial's results folder (params.json, result.json, progress.csv, TensorBoard
     #: events, checkpoints).
     path: str
-    #: The trial's latest checkpoint folder, if it saved one.
+    #: The trial's best checkpoint folder by the sweep's ``checkpoint_score_attr``, its latest
+    #: without one; None if it saved none. Folders are named ``checkpoint_<iteration>``.
     checkpoint: str | None = None
     #: The error's text for a trial that failed.
     error: str | None = None
+    #: Every checkpoint folder the trial kept (``keep_checkpoints_num``), by iteration.
+    checkpoints: tuple[str, ...] = ()
 
     @property
     def iterations(self) -> int:

@@ -19,26 +19,15 @@ import os
 import signal
 import sys
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from rlconf.checkpoint_keeper import CheckpointKeeper
 from rlconf.errors import ConfigError
 from rlconf.experiment import Experiment
 from rlconf.stop_criteria import StopCriteria
-
-
-def progress_line(result: Mapping[str, Any], started: float) -> str:
-    elapsed = time.perf_counter() - started
-    iteration = int(result["training_iteration"])
-    return (
-        f"iter {iteration:4d}  steps {int(result['timesteps_total']):8d}  "
-        f"reward {result['episode_reward_mean']:8.2f}  "
-        f"len {result['episode_len_mean']:7.1f}  time {elapsed:7.1f}s  "
-        f"({iteration / max(elapsed, 1e-9):.2f} it/s)"
-    )
-
+from rlconf.train_progress import RunEnd, TrainProgress, final_lines
 
 #: The signals that stop ``rlconf train``: Ctrl-C, and what ``kill``, systemd, Docker and CI
 #: runners send.
@@ -112,19 +101,35 @@ def run_train(experiment: Experiment, quiet: bool = False, log_level: str | None
 def _train(
     algo: Any, experiment: Experiment, criteria: StopCriteria, signals: StopSignals, quiet: bool
 ) -> int:
-    if not quiet:
-        print(f"{experiment.name}: results in {algo.logdir}", flush=True)
-    started = time.perf_counter()
+    progress = TrainProgress(experiment.name, experiment.stop, quiet=quiet)
+    try:
+        return _train_loop(algo, experiment, criteria, signals, progress)
+    finally:
+        progress.close()
+
+
+def _train_loop(
+    algo: Any,
+    experiment: Experiment,
+    criteria: StopCriteria,
+    signals: StopSignals,
+    progress: TrainProgress,
+) -> int:
+    progress.write(f"{experiment.name}: results in {algo.logdir}")
+    keeper = CheckpointKeeper(experiment.keep_checkpoints_num, experiment.checkpoint_score_attr)
     result: dict[str, Any] = {}
+    checkpoint: str | None = None
     reached = False
     try:
         while signals.signum is None:
             result = algo.train()
+            keeper.observe(result)  # an iteration without the score key carries its latest
             iteration = int(result["training_iteration"])
-            if not quiet:
-                print(progress_line(result, started), flush=True)
+            progress.result(result)
             if experiment.checkpoint_freq and iteration % experiment.checkpoint_freq == 0:
-                _report_checkpoint(algo.save(), quiet)
+                checkpoint = str(algo.save())
+                keeper.saved(checkpoint, result)
+                progress.write(f"checkpoint: {checkpoint}")
             if criteria.reached(result):
                 reached = True
                 break
@@ -133,22 +138,35 @@ def _train(
     except ConfigError:
         algo.stop()
         raise
+    signum = signals.signum or signal.SIGINT
     if not reached:
+        progress.close()
         print("interrupted: writing a checkpoint", file=sys.stderr)
-        _report_checkpoint(algo.save(), quiet=False)
-        algo.stop()
-        return 128 + (signals.signum or signal.SIGINT)
-    if experiment.checkpoint_at_end:
-        _report_checkpoint(algo.save(), quiet)
+        checkpoint = str(algo.save())
+        keeper.saved(checkpoint, result)
+    elif experiment.checkpoint_at_end:
+        checkpoint = str(algo.save())
+        keeper.saved(checkpoint, result)
+    logdir = str(algo.logdir)
     algo.stop()
-    if not quiet and result:
-        print(
-            f"done: reward {result['episode_reward_mean']:.2f} after "
-            f"{int(result['timesteps_total'])} steps"
-        )
-    return 0
+    end = RunEnd(
+        result=result,
+        criteria=progress.last,
+        elapsed_s=progress.elapsed_s,
+        logdir=logdir,
+        checkpoint=checkpoint,
+        **_best(keeper),
+        signal=None if reached else signal.Signals(signum).name,
+    )
+    progress.close()
+    for line in final_lines(end):
+        progress.write(line, always=not reached)
+    return 0 if reached else 128 + signum
 
 
-def _report_checkpoint(path: str, quiet: bool) -> None:
-    if not quiet:
-        print(f"checkpoint: {path}", flush=True)
+def _best(keeper: CheckpointKeeper) -> dict[str, Any]:
+    """``RunEnd``'s fields for the best checkpoint, when a score key ranks them."""
+    if keeper.score_attr is None or keeper.best is None:
+        return {}
+    (best,) = (k for k in keeper.kept if k.path == keeper.best)
+    return {"best_checkpoint": best.path, "best_score": best.score, "score_attr": keeper.score_attr}

@@ -168,6 +168,7 @@ class Algorithm(
         self.device = acting_device(config)
         check_exploration(config, self.explorations, type(self).__name__)
         self._start_bookkeeping()
+        self._start_checkpoint_scores()
         self.resource_plan: ResourcePlan = resource_plan(config)
         self.placement: Placement | None = reserve_placement(
             self.resource_plan, config, type(self).__name__
@@ -276,6 +277,7 @@ class Algorithm(
         """Called by ``train()`` with each result: the ``on_train_result`` callback (which may
         add to it), then the results directory."""
         self.callbacks.on_train_result(algorithm=self, result=result)
+        self._observe_checkpoint_score(result)  # after the callbacks: they may add the key
         if self._storage is None:
             self._open_results().on_result(result)
 

@@ -250,11 +250,18 @@ def _refuse_over_totals(
         else "the driver is this process and reserves nothing outside Tune"
     )
     driver_fields = "num_cpus_for_driver, num_gpus, " if driver else ""
+    workers_want_gpus = any("GPU" in b for b in (*plan.rollout, *plan.evaluation))
+    no_gpus = (
+        " (this cluster has no GPU: num_gpus_per_worker asks Ray for real GPUs, also with "
+        "_fake_gpus, which fakes only the learner's towers)"
+        if "GPU" in short and short["GPU"][1] == 0 and workers_want_gpus
+        else ""
+    )
     raise ResourceError(
         f"{owner}: the config asks for more than the Ray cluster has: {wanted}. Requested "
         f"{plan.describe(driver=driver)} = {format_bundle(totals)} ({where}). Lower "
         f"{driver_fields}num_workers, num_cpus_per_worker or num_gpus_per_worker (or the "
-        "evaluation workers'), or start Ray with more resources"
+        f"evaluation workers'), or start Ray with more resources{no_gpus}"
     )
 
 

@@ -42,3 +42,12 @@ def launched_with_autoscaler() -> bool:
     from ray.tune.execution.cluster_info import _is_ray_cluster
 
     return bool(_is_ray_cluster())
+
+
+def checkpoint_result_metrics(training_result: Any) -> dict[str, Any]:
+    """The metrics dict (to add to) of what ``ray.tune.Trainable.save()`` returns, a private
+    ``_TrainingResult``: Tune's checkpoint manager ranks the trial's checkpoints by these
+    metrics (``CheckpointConfig.checkpoint_score_attribute``), so a key added here before the
+    result leaves the trial actor ranks its checkpoint."""
+    metrics: dict[str, Any] = training_result.metrics
+    return metrics

@@ -42,6 +42,18 @@ Postprocessor = Callable[[dict[str, Array], "TorchPolicy"], None]
 SAMPLING_EXPLORATIONS = ("StochasticSampling", "Random")
 
 
+def _refuse_unread_inputs(method: str, **given: Any) -> None:
+    """A ``ValueError`` naming the first of the reference's inputs that was given (not None):
+    this runtime's models read the observation alone."""
+    for name, value in given.items():
+        if value is not None:
+            raise ValueError(
+                f"{method}({name}=...): this runtime's models read the observation alone (no "
+                "recurrent state, previous actions or rewards, infos, episodes or input dicts); "
+                f"leave {name} out (None)"
+            )
+
+
 @dataclass(frozen=True)
 class PolicySettings:
     explore: bool
@@ -173,18 +185,35 @@ class TorchPolicy:
         self,
         obs_batch: Array,
         state_batches: list[Any] | None = None,
+        prev_action_batch: Any = None,
+        prev_reward_batch: Any = None,
+        info_batch: Any = None,
+        episodes: Any = None,
         explore: bool | None = None,
         timestep: int | None = None,
-        value_preds: bool = True,
         *,
+        value_preds: bool = True,
         env_indices: Sequence[int] | None = None,
-        **kwargs: Any,
     ) -> tuple[Array, list[Any], dict[str, Array]]:
         """Actions for a batch of preprocessed observations: ``(actions, [], extra)`` where
         ``extra`` holds ``action_logp``, ``action_dist_inputs`` and (with a critic, unless
         ``value_preds=False``) ``vf_preds``. ``env_indices`` names the sub-env of each row (None:
         sub-envs ``0..B-1``) for strategies with per-sub-env state (``Exploration.env_indices``).
+
+        The reference's signature, strictly: a keyword it does not take is a ``TypeError``
+        naming it (a misspelt ``explore`` would otherwise keep exploring), and the reference's
+        inputs that this runtime's models do not read (``state_batches``, ``prev_action_batch``,
+        ``prev_reward_batch``, ``info_batch``, ``episodes``) are accepted when not given (None,
+        or an empty ``state_batches``) and a ``ValueError`` naming them otherwise.
         """
+        _refuse_unread_inputs(
+            "compute_actions",
+            state_batches=state_batches or None,
+            prev_action_batch=prev_action_batch,
+            prev_reward_batch=prev_reward_batch,
+            info_batch=info_batch,
+            episodes=episodes,
+        )
         if self._weights_stale:
             self.pull_weights()
         explore = self._explore if explore is None else explore
@@ -243,9 +272,33 @@ class TorchPolicy:
         return actions, logp
 
     def compute_single_action(
-        self, obs: Any, state: list[Any] | None = None, explore: bool | None = None, **kwargs: Any
+        self,
+        obs: Any,
+        state: list[Any] | None = None,
+        *,
+        prev_action: Any = None,
+        prev_reward: Any = None,
+        info: Any = None,
+        input_dict: Any = None,
+        episode: Any = None,
+        explore: bool | None = None,
+        timestep: int | None = None,
     ) -> tuple[Any, list[Any], dict[str, Any]]:
-        actions, states, extra = self.compute_actions(np.asarray(obs)[None], explore=explore)
+        """``compute_actions`` for one preprocessed observation: ``(action, [], extra)``, with
+        the reference's keywords, as strictly (the inputs no model here reads, ``input_dict``
+        included, are refused when given)."""
+        _refuse_unread_inputs(
+            "compute_single_action",
+            state=state or None,
+            prev_action=prev_action,
+            prev_reward=prev_reward,
+            info=info,
+            input_dict=input_dict,
+            episode=episode,
+        )
+        actions, states, extra = self.compute_actions(
+            np.asarray(obs)[None], explore=explore, timestep=timestep
+        )
         return actions[0], states, {k: v[0] for k, v in extra.items()}
 
     @torch.inference_mode()

@@ -23,15 +23,13 @@ from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
+from runtime.results.tensorboard_events import EventFile
 
 #: Parent folder of the results directories unless the config or the CLI says otherwise.
 RESULTS_ROOT_ENV = "RLCONF_RESULTS_DIR"
 DEFAULT_RESULTS_ROOT = "~/rlconf_results"
 
 logger = logging.getLogger(__name__)
-
-#: Whether the note that TensorBoard files are skipped (no tensorboardX) was logged already.
-_noted_no_tensorboard = False
 
 
 def results_root() -> Path:
@@ -115,6 +113,22 @@ def _scalar(value: Any) -> float | None:
     return None
 
 
+def scalars(result: Mapping[str, Any]) -> dict[str, float]:
+    """What TensorBoard plots of a result: every numeric leaf by its flattened key (the
+    ``config``, which params.json holds, left out)."""
+    found: dict[str, float] = {}
+    for name, value in flatten({k: v for k, v in result.items() if k != "config"}):
+        number = _scalar(value)
+        if number is not None:
+            found[name] = number
+    return found
+
+
+def result_step(result: Mapping[str, Any]) -> int:
+    """Where a result is plotted on TensorBoard's x axis: its env steps, else its iteration."""
+    return int(result.get("timesteps_total") or result.get("training_iteration") or 0)
+
+
 class ResultLogger:
     """Writes one run's results directory as the run goes."""
 
@@ -123,9 +137,7 @@ class ResultLogger:
         self.logdir.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.logdir / "params.json", params_json(config))
         self._columns: list[str] = []
-        self._writer: Any = None
-        #: False once tensorboardX was found missing: no event files for this run.
-        self._tensorboard = True
+        self._events = EventFile(self.logdir)
 
     def on_result(self, result: Mapping[str, Any]) -> None:
         # Tune adds the config object to every result; params.json already holds it.
@@ -135,7 +147,7 @@ class ResultLogger:
             out.write(json.dumps(row, allow_nan=False) + "\n")
         flat = {k: v for k, v in flatten(row) if not isinstance(v, list)}
         self._append_csv(flat)
-        self._write_scalars(result)
+        self._events.write(scalars(result), result_step(result))
 
     def _append_csv(self, flat: dict[str, Any]) -> None:
         path = self.logdir / "progress.csv"
@@ -158,42 +170,8 @@ class ResultLogger:
             cells = {k: ("" if v is None else v) for k, v in flat.items()}
             csv.DictWriter(out, self._columns).writerow(cells)
 
-    def _write_scalars(self, result: Mapping[str, Any]) -> None:
-        if not self._tensorboard:
-            return
-        try:
-            from tensorboardX import FileWriter
-            from tensorboardX.proto.summary_pb2 import Summary
-        except ImportError:
-            self._tensorboard = False
-            _note_no_tensorboard()
-            return
-
-        if self._writer is None:
-            self._writer = FileWriter(str(self.logdir), flush_secs=30)
-        step = int(result.get("timesteps_total") or result.get("training_iteration") or 0)
-        values = []
-        for name, value in flatten(result):
-            number = _scalar(value)
-            if number is not None:
-                values.append(Summary.Value(tag=name, simple_value=number))
-        # One event per iteration holding every scalar (not one event per key).
-        self._writer.add_summary(Summary(value=values), global_step=step)
-
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-
-
-def _note_no_tensorboard() -> None:
-    global _noted_no_tensorboard
-    if not _noted_no_tensorboard:
-        _noted_no_tensorboard = True
-        logger.warning(
-            "tensorboardX is not installed: no TensorBoard event files are written "
-            "(result.json and progress.csv are); `pip install tensorboardX` to get them"
-        )
+        self._events.close()
 
 
 def write_text_atomic(path: Path, text: str) -> None:

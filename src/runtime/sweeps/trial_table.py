@@ -1,5 +1,7 @@
 """The live table of a sweep's trials: name, status, the searched values, iteration, steps,
-reward (and the sweep's metric when it is another key).
+steps/s, each stop criterion's value (the header gives its target), the reward when it is not
+one of them, the sweep's metric when it is another key, and the time each trial has left to its
+step, iteration or time budget - what ``rlconf train`` shows for one run.
 
 A Tune callback in the driver prints it when trials start, report or end - at most once every
 ``interval_s`` seconds, and always once at the end - instead of Tune's own console output.
@@ -16,6 +18,14 @@ from typing import Any, TextIO
 from ray.tune import Callback
 
 from rlconf.stop_criteria import lookup
+from rlconf.stop_progress import (
+    BUDGET_KEYS,
+    StopProgress,
+    format_duration,
+    format_number,
+    seconds_left,
+    steps_per_s,
+)
 
 _ITERATION = "training_iteration"
 _STEPS = "timesteps_total"
@@ -34,10 +44,15 @@ class TrialTable(Callback):
         enabled: bool = True,
         interval_s: float = 5.0,
         out: TextIO | None = None,
+        stop: Mapping[str, float] | None = None,
     ) -> None:
         self.title = title
         self.searched = list(searched)
         self.metric = metric
+        self.stop = {str(k): float(v) for k, v in (stop or {}).items()}
+        #: Per trial: the latest value of each stop key (evaluation keys are not in every
+        #: result).
+        self._progress: dict[str, StopProgress] = {}
         self.enabled = enabled
         self.interval_s = interval_s
         self.out = out
@@ -54,6 +69,7 @@ class TrialTable(Callback):
     def on_trial_result(
         self, iteration: int, trials: list[Any], trial: Any, result: dict[str, Any], **info: Any
     ) -> None:
+        self._stop_progress(trial).update(result)
         self._changed(trials)
 
     def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
@@ -95,9 +111,14 @@ class TrialTable(Callback):
         elapsed = time.monotonic() - self._started
         states = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
         head = f"== {self.title}: {len(self.trials)} trials ({states}), {elapsed:.0f} s =="
-        columns = ["trial", "status", *self.searched, "iter", "steps", "reward"]
+        columns = ["trial", "status", *self.searched, "iter", "steps", "steps/s"]
+        columns += [f"{key}>={format_number(target)}" for key, target in self._criteria]
+        if _REWARD not in self.stop:
+            columns.append("reward")
         if self._metric_column:
             columns.append(self.metric)
+        if self._budgeted:
+            columns.append("ETA")
         rows = [columns] + [self._row(trial) for trial in self.trials]
         widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
         lines = [head]
@@ -111,20 +132,41 @@ class TrialTable(Callback):
 
     @property
     def _metric_column(self) -> bool:
-        return self.metric not in (_ITERATION, _STEPS, _REWARD)
+        return self.metric not in (_ITERATION, _STEPS, _REWARD, *self.stop)
+
+    @property
+    def _criteria(self) -> list[tuple[str, float]]:
+        """The stop criteria shown in columns of their own (budgets are in iter and steps)."""
+        return [(k, t) for k, t in self.stop.items() if k not in (_ITERATION, _STEPS)]
+
+    @property
+    def _budgeted(self) -> bool:
+        return any(key in BUDGET_KEYS for key in self.stop)
+
+    def _stop_progress(self, trial: Any) -> StopProgress:
+        key = str(getattr(trial, "trial_id", id(trial)))
+        if key not in self._progress:
+            self._progress[key] = StopProgress(self.stop)
+        return self._progress[key]
 
     def _row(self, trial: Any) -> list[str]:
         result: Mapping[str, Any] = trial.last_result or {}
         config: Mapping[str, Any] = trial.config or {}
         row = [str(trial), str(trial.status)]
         row += [_cell(_at_path(config, key)) for key in self.searched]
-        row += [
-            _cell(result.get(_ITERATION)),
-            _cell(result.get(_STEPS)),
-            _cell(result.get(_REWARD)),
-        ]
+        row += [_cell(result.get(_ITERATION)), _cell(result.get(_STEPS))]
+        rate = steps_per_s(result)
+        row.append("-" if rate is None else f"{rate:.0f}")
+        latest = {c.key: c.value for c in self._stop_progress(trial).update(result)}
+        row += [_cell(latest.get(key)) for key, _ in self._criteria]
+        if _REWARD not in self.stop:
+            row.append(_cell(result.get(_REWARD)))
         if self._metric_column:
             row.append(_cell(lookup(result, self.metric)))
+        if self._budgeted:
+            left = seconds_left(result, self.stop) if result else None
+            running = str(getattr(trial, "status", "")) in ("RUNNING", "PENDING", "PAUSED")
+            row.append(format_duration(left) if left is not None and running else "-")
         return row
 
 

@@ -1,7 +1,16 @@
-"""Running a checked ``SweepPlan`` as a Ray Tune experiment and summarising its trials."""
+"""Running a checked ``SweepPlan`` as a Ray Tune experiment and summarising its trials.
+
+Beside Tune's own JSON and CSV loggers, each trial's TensorBoard events are written with the
+tags of a run outside Tune (``runtime.sweeps.tensorboard_logger``). Checkpoints are kept as
+``keep_checkpoints_num`` and ``checkpoint_score_attr`` say (Tune's ``CheckpointConfig``,
+ranking by the ``checkpoint_score`` each checkpoint's metrics carry, see
+``runtime.training.checkpointing``), and renamed ``checkpoint_<iteration>`` once Tune is done
+(``runtime.sweeps.checkpoint_names``).
+"""
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Iterator, Mapping
@@ -15,6 +24,7 @@ from ray import tune
 from ray.tune.search import BasicVariantGenerator
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.checkpoint_keeper import ScoreOrder, as_score, parse_score_attr, rank
 from rlconf.errors import ConfigError
 from rlconf.registry import get_algorithm_class
 from rlconf.search_space import to_tune_space
@@ -25,15 +35,23 @@ from runtime.cluster.ray_session import cluster_address, ensure_ray
 from runtime.cluster.tune_support import enable_tune
 from runtime.core.settings import settings_of
 from runtime.results.result_logger import results_root
+from runtime.sweeps.checkpoint_names import checkpoint_folders, name_by_iteration
+from runtime.sweeps.tensorboard_logger import TrialEvents
 from runtime.sweeps.trial_resources import (
     local_sweep_cpus,
     refuse_unplaceable_trials,
     sweep_trial_plans,
 )
 from runtime.sweeps.trial_table import TrialTable
+from runtime.training.checkpointing import CHECKPOINT_SCORE_KEY
 from runtime.training.config_resolution import split_tune_keys
 
+logger = logging.getLogger(__name__)
+
 _NEW_OUTPUT = "RAY_AIR_NEW_OUTPUT"
+#: Tune warns when it saves the experiment state more often than every this many seconds,
+#: which it does on every checkpoint that ``num_to_keep`` deletes; unset: 5.
+_SNAPSHOT_WARNING = "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S"
 _WHERE = "rlconf.sweep.run()"
 
 
@@ -63,7 +81,7 @@ def _run(plan: SweepPlan) -> SweepSummary[Any]:
     algo_name = str(plan.base.algo_name)
     name = plan.name or _default_name(algo_name, plan.base["env"])
     storage = plan.local_dir or _local_dir(plan.base)
-    table = TrialTable(name, plan.searched, plan.metric, enabled=plan.progress)
+    table = TrialTable(name, plan.searched, plan.metric, enabled=plan.progress, stop=plan.stop)
     stopper = _Stopper(plan.stop, plan.base) if plan.stop else None
     scheduler_has_metric = getattr(plan.scheduler, "metric", None) is not None
     tune_config = tune.TuneConfig(
@@ -81,6 +99,9 @@ def _run(plan: SweepPlan) -> SweepSummary[Any]:
     )
     if plan.reuse_actors is not None:
         tune_config.reuse_actors = plan.reuse_actors
+    score_order: ScoreOrder = "max"
+    if plan.checkpoint_score_attr is not None:
+        _, score_order = parse_score_attr(plan.checkpoint_score_attr)
     run_config = tune.RunConfig(
         name=name,
         storage_path=str(storage),
@@ -88,38 +109,91 @@ def _run(plan: SweepPlan) -> SweepSummary[Any]:
         checkpoint_config=tune.CheckpointConfig(
             checkpoint_frequency=plan.checkpoint_freq,
             checkpoint_at_end=plan.checkpoint_at_end,
+            num_to_keep=plan.keep_checkpoints_num,
+            checkpoint_score_attribute=(
+                CHECKPOINT_SCORE_KEY if plan.checkpoint_score_attr is not None else None
+            ),
+            checkpoint_score_order=score_order,
         ),
-        callbacks=[table],
+        callbacks=[table, TrialEvents()],
         verbose=0,
     )
+    algo_class = get_algorithm_class(algo_name)
+    trainable = _scoring_class(algo_class, plan.checkpoint_score_attr)
     tuner = tune.Tuner(
-        get_algorithm_class(algo_name),
+        trainable,
         param_space=to_tune_space(plan.param_space),
         tune_config=tune_config,
         run_config=run_config,
     )
-    with _legacy_output():
-        grid = tuner.fit()
+    try:
+        with _quiet_console():
+            grid = tuner.fit()
+    finally:
+        if trainable is not algo_class:
+            _register_again(algo_class)
     if stopper is not None and stopper.error is not None:
         raise stopper.error
-    errors = {r.path: r.error for r in (grid[i] for i in range(len(grid))) if r.error}
-    trials = [_summary(trial, plan, errors) for trial in table.trials]
+    results = [grid[i] for i in range(len(grid))]
+    errors = {r.path: r.error for r in results if r.error}
+    best_checkpoints = {r.path: r.best_checkpoints for r in results}
+    renamed: dict[str, str] = {}
+    for trial in table.trials:
+        for old, new in name_by_iteration(trial.path).items():
+            renamed[os.path.normpath(old)] = new
+    trials = [
+        _summary(trial, plan, errors, best_checkpoints.get(trial.path) or [], renamed)
+        for trial in table.trials
+    ]
     return _best(trials, plan, str(Path(storage) / name))
 
 
+def _scoring_class(algo_class: type[Any], score_attr: str | None) -> type[Any]:
+    """The class a sweep trains: ``algo_class`` itself, or for a ``checkpoint_score_attr`` a
+    subclass whose checkpoints carry their score for Tune to rank them by (a trial actor
+    learns the attribute from its class). It keeps the algorithm's name (and so the trials'
+    names); being defined here, it travels to the trial actors by value."""
+    if score_attr is None:
+        return algo_class
+    namespace = {
+        "checkpoint_score_attr": score_attr,
+        "__module__": __name__,
+        "__qualname__": f"_Scoring{algo_class.__name__}",
+        "__doc__": algo_class.__doc__,
+    }
+    return type(algo_class.__name__, (algo_class,), namespace)
+
+
+def _register_again(algo_class: type[Any]) -> None:
+    """Tune registered the sweep's class under the algorithm's name: a later
+    ``tune.Tuner("PPO")`` in this Ray session gets the algorithm itself again."""
+    try:
+        tune.register_trainable(algo_class.__name__, algo_class, warn=False)
+    except Exception as exc:
+        # Never in place of the error that ended the sweep (this runs in its `finally`).
+        logger.warning("could not register %s with Tune again: %s", algo_class.__name__, exc)
+
+
 @contextmanager
-def _legacy_output() -> Iterator[None]:
-    """Tune's newer console output prints a banner even with ``verbose=0``; its legacy output
-    is silent then, leaving the trial table alone on the console."""
-    previous = os.environ.get(_NEW_OUTPUT)
-    os.environ[_NEW_OUTPUT] = "0"
+def _quiet_console() -> Iterator[None]:
+    """The trial table alone on the console: Tune's newer console output prints a banner even
+    with ``verbose=0`` (its legacy output is silent then), and Tune's warning about frequent
+    experiment snapshots is off."""
+    settings = {_NEW_OUTPUT: "0"}
+    if _SNAPSHOT_WARNING not in os.environ:
+        # Tune's advice to keep more checkpoints, repeated between the table's lines every few
+        # seconds of a sweep that keeps few (threshold 0: never); one's own setting stands.
+        settings[_SNAPSHOT_WARNING] = "0"
+    previous = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop(_NEW_OUTPUT, None)
-        else:
-            os.environ[_NEW_OUTPUT] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _default_name(algo_name: str, env: Any) -> str:
@@ -164,14 +238,23 @@ class _Stopper(tune.Stopper):
         return self.error is not None
 
 
-def _summary(trial: Any, plan: SweepPlan, errors: Mapping[str, Any]) -> TrialSummary[Any]:
+def _summary(
+    trial: Any,
+    plan: SweepPlan,
+    errors: Mapping[str, Any],
+    best_checkpoints: list[tuple[Any, dict[str, Any]]],
+    renamed: Mapping[str, str],
+) -> TrialSummary[Any]:
     metrics: dict[str, Any] = dict(trial.last_result or {})
     config_dict, _ = split_tune_keys(dict(trial.config or {}))
     status: TrialStatus = "ERROR" if trial.status == "ERROR" else "TERMINATED"
     error = errors.get(trial.path)
     if status == "ERROR" and error is None:
         error = trial.get_error()
-    checkpoint = trial.checkpoint
+    checkpoint = trial.checkpoint.path if trial.checkpoint is not None else None
+    if plan.checkpoint_score_attr is not None and best_checkpoints:
+        _, order = parse_score_attr(plan.checkpoint_score_attr)
+        checkpoint = _best_checkpoint(best_checkpoints, order)
     return TrialSummary(
         name=str(trial),
         trial_id=str(trial.trial_id),
@@ -180,9 +263,28 @@ def _summary(trial: Any, plan: SweepPlan, errors: Mapping[str, Any]) -> TrialSum
         metrics=metrics,
         metric_value=_number(lookup(metrics, plan.metric)),
         path=str(trial.path),
-        checkpoint=checkpoint.path if checkpoint is not None else None,
+        checkpoint=_renamed(checkpoint, renamed),
         error=None if error is None else f"{type(error).__name__}: {error}",
+        checkpoints=tuple(checkpoint_folders(trial.path)),
     )
+
+
+def _best_checkpoint(best_checkpoints: list[tuple[Any, dict[str, Any]]], order: ScoreOrder) -> str:
+    """The path of the best of a trial's checkpoints (Tune's ``Result.best_checkpoints``:
+    checkpoint and metrics) by their ``checkpoint_score``, by the keeper's rules (unscored
+    last; on a tie the later)."""
+    ranked = [
+        (rank(as_score(metrics.get(CHECKPOINT_SCORE_KEY)), order, position), checkpoint.path)
+        for position, (checkpoint, metrics) in enumerate(best_checkpoints)
+    ]
+    return str(max(ranked)[1])
+
+
+def _renamed(path: str | None, renamed: Mapping[str, str]) -> str | None:
+    """``path``'s name since the checkpoints were named by iteration."""
+    if path is None:
+        return None
+    return renamed.get(os.path.normpath(path), path)
 
 
 def _number(value: Any) -> float | None:

@@ -9,7 +9,15 @@ optimizers, target networks);
 ``runtime.training.checkpoint_files``. A subclass adds state of its own (an off-policy
 algorithm's replay buffers) with ``extra_checkpoint_state`` / ``load_extra_checkpoint_state``:
 JSON under ``state["extra"]`` and numpy arrays as ``.npz`` files (``write_arrays`` /
-``read_arrays`` in ``checkpoint_files``: never pickled)."""
+``read_arrays`` in ``checkpoint_files``: never pickled).
+
+Under Tune, a class whose ``checkpoint_score_attr`` is set (``rlconf.sweep.run`` makes one per
+sweep that ranks checkpoints) adds ``checkpoint_score`` to the metrics of each checkpoint it
+saves: the score ``rlconf.checkpoint_keeper.ScoreTracker`` gives the result it was saved after
+(the latest score when that result lacks the key, nan before any result had it). Tune ranks
+the trial's checkpoints by that top-level key: Tune 2.60 finds a nested key such as
+``evaluation/episode_reward_mean`` when it scores a checkpoint but not when it decides whether
+to rank it at all, and keeps such checkpoints in the order they came instead."""
 
 from __future__ import annotations
 
@@ -17,12 +25,14 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.checkpoint_keeper import ScoreTracker
 from rlconf.errors import ConfigError
 from rlconf.registry import get_algorithm_class
 from runtime.callbacks import DefaultCallbacks
+from runtime.cluster.ray_private import checkpoint_result_metrics
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
 from runtime.results.metrics import EpisodeHistory
@@ -97,8 +107,16 @@ def load_policy_state(worker: RolloutWorker, path: str, state: Mapping[str, Any]
         policy.set_state(saved)
 
 
+#: The key of a Tune checkpoint's metrics that ranks it (see the module docstring).
+CHECKPOINT_SCORE_KEY = "checkpoint_score"
+
+
 class Checkpointing(Trainable):
     """The checkpoint part of ``Algorithm`` (mixed into it)."""
+
+    #: Under Tune: the ``checkpoint_score_attr`` whose score each checkpoint's metrics carry as
+    #: ``checkpoint_score``; set on the class a sweep runs (``runtime.sweeps.tune_run``).
+    checkpoint_score_attr: ClassVar[str | None] = None
 
     config: AlgorithmConfig
     callbacks: DefaultCallbacks
@@ -106,6 +124,8 @@ class Checkpointing(Trainable):
     _counters: Counters
     _num_episodes: int
     _history: EpisodeHistory
+    #: The scores of this build's results; None without a ``checkpoint_score_attr``.
+    _score_tracker: ScoreTracker | None = None
 
     if TYPE_CHECKING:
         # Provided by ResultsFolder: the results folder's writer.
@@ -164,11 +184,28 @@ class Checkpointing(Trainable):
         path = checkpoint if isinstance(checkpoint, str | os.PathLike) else str(checkpoint)
         self._load_state(str(path))
 
+    def _start_checkpoint_scores(self) -> None:
+        """No score seen yet (a new build: a trial's first, or the next trial's in a reused
+        actor)."""
+        attr = type(self).checkpoint_score_attr
+        self._score_tracker = ScoreTracker(attr) if attr is not None else None
+
+    def _observe_checkpoint_score(self, result: Mapping[str, Any]) -> None:
+        """Note each result's score, for a checkpoint saved after a result without it."""
+        if self._score_tracker is not None:
+            self._score_tracker.observe(result)
+
     def save(self, checkpoint_dir: str | None = None) -> Any:
         """Write a checkpoint and return its path: ``<checkpoint_dir or logdir>/
         checkpoint_<iteration>``. Under Tune, Tune's own checkpointing is used."""
         if self._storage is not None and checkpoint_dir is None:
-            return super().save()  # type: ignore[misc]
+            saved = super().save()  # type: ignore[misc]
+            if self._score_tracker is not None:
+                score = self._score_tracker.observe(self._last_result or {})
+                checkpoint_result_metrics(saved)[CHECKPOINT_SCORE_KEY] = (
+                    float("nan") if score is None else score
+                )
+            return saved
         parent = Path(checkpoint_dir) if checkpoint_dir else self._open_results().logdir
         state, tensors = self._state()
         state["extra"], arrays = self.extra_checkpoint_state()
@@ -206,6 +243,9 @@ class Checkpointing(Trainable):
         self._iteration = int(state["iteration"])
         self._time_total = float(state["time_total"])
         self._timesteps_total = int(state["timesteps_total"])
+        if self._score_tracker is not None:
+            # The scores seen were of weights now replaced (PBT's exploit, Tune's recovery).
+            self._start_checkpoint_scores()
         self.load_extra_checkpoint_state(path, state.get("extra") or {})
         self.workers.sync_weights(global_vars={"timestep": self._counters["num_env_steps_sampled"]})
         self.workers.sync_filter_states()
