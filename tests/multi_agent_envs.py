@@ -166,7 +166,7 @@ class TurnEnv(MultiAgentEnv):
 
 
 #: What ``MalformedEnv`` can get wrong.
-MISTAKES = ("no_all_in_terminateds", "no_all_in_truncateds", "reward_never_acted", "obs_outside")
+MISTAKES = ("no_all_in_terminateds", "no_all_in_truncateds", "obs_outside")
 
 
 class MalformedEnv(MultiAgentEnv):
@@ -175,7 +175,6 @@ class MalformedEnv(MultiAgentEnv):
     ``config["mistake"]`` (one of ``MISTAKES``; None: no mistake):
 
     - ``no_all_in_terminateds`` / ``no_all_in_truncateds``: that dict lacks ``"__all__"``;
-    - ``reward_never_acted``: a reward for ``"ghost"``, an agent that never acted;
     - ``obs_outside``: ``obs["agent_1"]`` is ``[50, 500]``, outside ``OBS_SPACE``.
     """
 
@@ -213,8 +212,6 @@ class MalformedEnv(MultiAgentEnv):
                 del terms[ALL]
             elif self.mistake == "no_all_in_truncateds":
                 del truncs[ALL]
-            elif self.mistake == "reward_never_acted":
-                rewards["ghost"] = 1.0
             elif self.mistake == "obs_outside":
                 obs["agent_1"] = np.array([50.0, 500.0], np.float32)
         return obs, rewards, terms, truncs, {}

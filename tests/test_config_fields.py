@@ -48,6 +48,7 @@ def test_issue_named_keys_exist() -> None:
         "always_attach_evaluation_results",
         "custom_eval_function",
         "recreate_failed_workers",
+        "restart_failed_sub_environments",
         "placement_strategy",
         "_fake_gpus",
         "custom_resources_per_worker",
@@ -99,6 +100,7 @@ def test_reference_defaults() -> None:
         "clip_actions": False,
         "_fake_gpus": False,
         "recreate_failed_workers": False,
+        "restart_failed_sub_environments": False,
         "output_max_file_size": 64 * 1024 * 1024,
     }
     for key, value in expected.items():

@@ -23,7 +23,7 @@ import os
 import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -57,12 +57,14 @@ from runtime.core.models import TorchModel
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.tanh import Tanh
+from runtime.env.env_preparation import EnvPreparation
 from runtime.env.env_registry import env_creator_for
 from runtime.env.multi_agent_env import MultiAgentEnvCopies, MultiAgentEnvError
 from runtime.env.preprocessors import get_preprocessor
 from runtime.env.worker_set import WorkerSet
 from runtime.offline.batch_files import encode_batch
 from runtime.training.unsupported import NO_EFFECT, REFUSED, refuse_unsupported
+from tests.fake_atari import FakeAtariEnv
 
 TESTS = Path(__file__).resolve().parent
 
@@ -335,6 +337,25 @@ def check_image_model_settings() -> None:
     assert torch.nn.ReLU not in kinds
 
 
+def check_atari_image_settings() -> None:
+    # dim and framestack act in the DeepMind wrappers; dim, grayscale and zero_mean in the
+    # pixel preprocessor of raw 210x160x3 frames (tests/test_atari.py has the details)
+    pytest.importorskip("cv2", reason="needs opencv, which resizes the frames (rlconf[atari])")
+
+    def frames(preprocessor_pref: Literal["deepmind", "rllib"], **model: Any) -> Any:
+        config = PPOConfig().environment(clip_rewards=True)
+        config.training(model=typing.cast(ModelConfigDict, model))
+        config.rollouts(preprocessor_pref=preprocessor_pref)
+        env = EnvPreparation.of(config, "check").apply(FakeAtariEnv())
+        return env.reset(seed=0)[0]
+
+    assert frames("deepmind").shape == (84, 84, 4)
+    assert frames("deepmind", dim=42, framestack=False).shape == (42, 42, 1)
+    assert frames("rllib").shape == (84, 84, 3) and frames("rllib").min() == -1.0
+    gray = frames("rllib", dim=42, grayscale=True, zero_mean=False)
+    assert gray.shape == (42, 42, 1) and gray.min() == 0.0
+
+
 class _SizedModel(TorchModel):
     def __init__(self, *args: Any, width: int = 1) -> None:
         super().__init__(*args)
@@ -520,6 +541,11 @@ TARGETED: dict[str, Callable[..., None]] = {
         "tests/test_remote_workers.py::test_recreate_failed_workers_replaces_and_syncs_them",
         "recreate_failed_workers",
     ),
+    "restart_failed_sub_environments": _existing_test(
+        "tests/test_sub_env_restarts.py::"
+        "test_a_sub_env_that_raises_in_step_is_made_again_and_its_episode_dropped",
+        "restart_failed_sub_environments",
+    ),
     "placement_timeout_s": _existing_test(
         "tests/test_parallel_evaluation.py::"
         "test_a_request_waiting_on_held_resources_times_out_saying_what_it_waits_for",
@@ -529,6 +555,10 @@ TARGETED: dict[str, Callable[..., None]] = {
     "model.conv_activation": check_image_model_settings,
     "model.post_fcnet_activation": check_image_model_settings,
     "model.custom_model_config": check_custom_model_config,
+    "model.dim": check_atari_image_settings,
+    "model.grayscale": check_atari_image_settings,
+    "model.zero_mean": check_atari_image_settings,
+    "model.framestack": check_atari_image_settings,
     "actions_in_input_normalized": check_actions_in_input_normalized,
     "multiagent.observation_fn": check_observation_fn,
     "disable_env_checking": check_disable_env_checking,
@@ -609,7 +639,6 @@ def _refused_keys() -> list[tuple[str, str]]:
 
 #: A value other than the one the runtime behaves as, where flipping or adding 1 won't do.
 OTHER_VALUE: dict[str, Any] = {
-    "preprocessor_pref": "rllib",
     "input_config": {"format": "json"},
     "input_evaluation": ["is"],
     "remote_env_batch_wait_ms": 5.0,

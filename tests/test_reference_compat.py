@@ -103,7 +103,7 @@ def test_off_switches_are_accepted_as_keywords_of_their_method_and_by_assignment
             "evaluation_force_reset_envs_before_iteration",
             "fresh episodes",
         ),
-        ({"_enable_learner_api": 1}, "_enable_learner_api", "Learners"),
+        ({"_enable_learner_api": 1}, "_enable_learner_api", "learner group"),
         ({"tf_session_args": {"intra_op_parallelism_threads": 4}}, "tf_session_args", "torch"),
         ({"model": {"use_lstm": True}}, "model.use_lstm", "recurrent models"),
         ({"model": {"custom_preprocessor": "mine"}}, "model.custom_preprocessor", "wrapper"),

@@ -29,14 +29,6 @@ REFUSED: dict[str, list[tuple[str, str]]] = {
     "ppo/cartpole-ppo-fake-gpus.yaml": [
         ("cartpole-ppo-fake-gpus.model.use_lstm=True", "recurrent models are not supported"),
     ],
-    # RLlib 2.x's RLModule API (and, in the Pendulum file, its Learner API) switched on.
-    "ppo/cartpole-ppo-with-rl-module.yaml": [
-        ("cartpole-ppo._enable_rl_module_api=True", "RLModules are an RLlib 2.x API"),
-    ],
-    "ppo/pendulum-ppo-with-rl-module.yaml": [
-        ("pendulum-ppo._enable_learner_api=True", "Learners are an RLlib 2.x API"),
-        ("pendulum-ppo._enable_rl_module_api=True", "RLModules are an RLlib 2.x API"),
-    ],
     # exploration_config: {type: ParameterNoise}: noise on the model's weights.
     "dqn/cartpole-dqn-param-noise.yaml": [
         (

@@ -219,32 +219,34 @@ def test_a_trial_table_shows_the_criteria_with_their_targets_and_the_time_left()
     assert row_b.split()[1:] == ["TERMINATED", "0.01", "9", "18000", "450", "470.00", "29.00", "-"]
 
 
-def test_the_command_line_run_ends_with_the_criterion_it_reached(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    config = {
+def _train_evaluated_ppo(tmp_path: Path, config: dict[str, Any], *flags: str) -> int:
+    """``rlconf train`` of a small PPO on CartPole that evaluates every iteration."""
+    small = {
         "num_workers": 0,
         "train_batch_size": 200,
         "sgd_minibatch_size": 50,
         "num_sgd_iter": 1,
         "evaluation_interval": 1,
-        "evaluation_duration": 1,
     }
-    code = main(
+    return main(
         [
-            "train",
-            "--run",
-            "PPO",
-            "--env",
-            "CartPole-v1",
-            "--config",
-            json.dumps(config),
-            "--stop",
-            json.dumps({"evaluation/episode_reward_mean": 5, "timesteps_total": 2000}),
-            "--checkpoint-at-end",
-            "--local-dir",
-            str(tmp_path),
+            *("train", "--run", "PPO", "--env", "CartPole-v1"),
+            *("--config", json.dumps({**small, **config})),
+            *flags,
+            *("--local-dir", str(tmp_path)),
         ]
+    )
+
+
+def test_the_command_line_run_ends_with_the_criterion_it_reached(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = _train_evaluated_ppo(
+        tmp_path,
+        {"evaluation_duration": 1},
+        "--stop",
+        json.dumps({"evaluation/episode_reward_mean": 5, "timesteps_total": 2000}),
+        "--checkpoint-at-end",
     )
     out = capsys.readouterr().out.splitlines()
     assert code == 0
@@ -262,35 +264,17 @@ def test_the_command_line_run_ends_with_the_criterion_it_reached(
 def test_the_command_line_keeps_the_best_checkpoints_and_names_the_best_at_the_end(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    config = {
-        "num_workers": 0,
-        "train_batch_size": 200,
-        "sgd_minibatch_size": 50,
-        "num_sgd_iter": 1,
-        "evaluation_interval": 1,
-        "evaluation_duration": 2,
-        "seed": 3,
-    }
-    code = main(
-        [
-            "train",
-            "--run",
-            "PPO",
-            "--env",
-            "CartPole-v1",
-            "--config",
-            json.dumps(config),
-            "--stop",
-            json.dumps({"training_iteration": 5}),
-            "--checkpoint-freq",
-            "1",
-            "--keep-checkpoints-num",
-            "1",
-            "--checkpoint-score-attr",
-            "evaluation/episode_reward_mean",
-            "--local-dir",
-            str(tmp_path),
-        ]
+    code = _train_evaluated_ppo(
+        tmp_path,
+        {"evaluation_duration": 2, "seed": 3},
+        "--stop",
+        json.dumps({"training_iteration": 5}),
+        "--checkpoint-freq",
+        "1",
+        "--keep-checkpoints-num",
+        "1",
+        "--checkpoint-score-attr",
+        "evaluation/episode_reward_mean",
     )
     out = capsys.readouterr().out.splitlines()
     assert code == 0

@@ -13,12 +13,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from rlconf.atari_ids import atari_id_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.importpath import ImportPathError, resolve
 from rlconf.unknown_keys import did_you_mean
 
 _ALLOWED = (
-    "a gymnasium id such as 'CartPole-v1', a name passed to runtime.register_env(), an import "
+    "a gymnasium id such as 'CartPole-v1' (Atari ids such as 'ALE/Pong-v5' with ale-py: pip "
+    "install 'rlconf[atari]'), a name passed to runtime.register_env(), an import "
     "path 'package.module:EnvClass', or an env class"
 )
 
@@ -42,6 +44,11 @@ def env_issue(env: Any, field: str = "env") -> FieldIssue | None:
             return None
     import gymnasium
 
+    if env in gymnasium.registry:
+        return None
+    atari = atari_id_issue(env, field)  # registers the ALE ids with ale-py installed
+    if atari is not None:
+        return atari
     if env in gymnasium.registry:
         return None
     hint = did_you_mean(env, [*registered, *gymnasium.registry])

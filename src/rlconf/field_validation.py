@@ -17,7 +17,7 @@ from rlconf import search_space
 from rlconf.errors import FieldIssue
 from rlconf.schema_text import describe
 from rlconf.section import Section, key_of, strip_annotated
-from rlconf.unknown_keys import DROPPED_MODEL_KEYS, did_you_mean
+from rlconf.unknown_keys import did_you_mean
 
 #: Fields whose dict value updates the current one instead of replacing it.
 MERGED_FIELDS = frozenset(
@@ -104,8 +104,7 @@ def _nested_unknown_key(section: Section, path: tuple[Any, ...], label: str) -> 
     container = _typeddict_at(section, path[:-1])
     known = list(typing.get_type_hints(container)) if container is not None else []
     bad_key = str(path[-1])
-    reason = DROPPED_MODEL_KEYS.get(bad_key, "") if path[0] == "model" else ""
-    hint = reason or did_you_mean(bad_key, known)
+    hint = did_you_mean(bad_key, known)
     return FieldIssue(
         label,
         "unknown key" + (f" ({hint})" if hint else ""),

@@ -20,11 +20,20 @@ import annotated_types
 from pydantic import BeforeValidator, WithJsonSchema
 
 _TF_ONLY = "a TensorFlow-only setting; rlconf runs on torch"
-_NO_RECURRENT = "recurrent models are not supported by rlconf's model catalog"
-_PREPROCESSED = (
-    "observations always go through rlconf's preprocessor (flattened, one-hot; images stay "
-    "images for conv models)"
+_NO_RECURRENT = (
+    "recurrent models are not supported yet by rlconf's model catalog (neither LSTM nor "
+    "attention/GTrXL wrappers)"
 )
+_RL_MODULES = (
+    "a setting of RLlib 2.x's RLModules; rlconf builds its models from the model dict "
+    "(model.custom_model for your own)"
+)
+_INITIALIZER = (
+    "an RLlib 2.x weight initializer; rlconf's models initialise their layers themselves "
+    "(orthogonal weights, zero biases; model.custom_model for your own)"
+)
+#: RLlib's DEPRECATED_VALUE: what it writes into params.json for a deprecated key left unset.
+_DEPRECATED_VALUE = -1
 
 #: The reference's default ``tf_session_args`` and ``local_tf_session_args``.
 _TF_SESSION_ARGS = {
@@ -111,15 +120,19 @@ INERT_KEYS: dict[str, InertKey] = {
         "clip themselves, whichever is asked for",
         "rollouts",
     ),
+    # RLlib 2.x's switches to its RLModule/Learner stack: rlconf always runs that stack (every
+    # policy's networks are an RLModule built from the model dict, trained by the learners of
+    # the algorithm's learner group), so neither value changes anything.
     "_enable_rl_module_api": InertKey(
-        (False,),
-        "RLModules are an RLlib 2.x API; rlconf builds its models from the model dict "
-        "(model.custom_model for your own)",
+        (True, False),
+        "rlconf's policies are always RL modules (runtime.RLModule) built from the model dict "
+        "(model.custom_model for your own), whichever is asked for",
         "training",
     ),
     "_enable_learner_api": InertKey(
-        (False,),
-        "Learners are an RLlib 2.x API; rlconf's policies learn on the driver",
+        (True, False),
+        "rlconf's policies always learn through the algorithm's learner group "
+        "(runtime.Learner), whichever is asked for",
         "training",
     ),
     "evaluation_force_reset_envs_before_iteration": InertKey(
@@ -133,23 +146,73 @@ INERT_KEYS: dict[str, InertKey] = {
     ),
 }
 
+#: The recurrent and attention keys of the reference's model dict, at their reference defaults.
+#: The one place they are refused (at any other value): support for LSTM/attention wrappers
+#: lifts the refusal here, key by key.
+RECURRENT_MODEL_DEFAULTS: dict[str, Any] = {
+    "use_lstm": False,
+    "max_seq_len": 20,
+    "lstm_cell_size": 256,
+    "lstm_use_prev_action": False,
+    "lstm_use_prev_reward": False,
+    "lstm_use_prev_action_reward": _DEPRECATED_VALUE,
+    "_time_major": False,
+    "use_attention": False,
+    "attention_num_transformer_units": 1,
+    "attention_dim": 64,
+    "attention_num_heads": 1,
+    "attention_head_dim": 32,
+    "attention_memory_inference": 50,
+    "attention_memory_training": 50,
+    "attention_position_wise_mlp_dim": 32,
+    "attention_init_gru_gate_bias": 2.0,
+    "attention_use_n_prev_actions": 0,
+    "attention_use_n_prev_rewards": 0,
+}
+
+#: RLlib 2.x's weight initializer keys (all None by default), and their ``_config`` dicts.
+_INITIALIZER_KEYS = [
+    f"{layers}_{part}_initializer{suffix}"
+    for layers, part in (
+        ("fcnet", "weights"),
+        ("fcnet", "bias"),
+        ("conv", "kernel"),
+        ("conv", "bias"),
+        ("conv_transpose", "kernel"),
+        ("conv_transpose", "bias"),
+        ("post_fcnet", "weights"),
+        ("post_fcnet", "bias"),
+        ("lstm", "weights"),
+        ("lstm", "bias"),
+    )
+    for suffix in ("", "_config")
+]
+
 #: Keys of the ``model`` dict; ``rlconf.model_config`` declares them with this metadata.
 INERT_MODEL_KEYS: dict[str, InertKey] = {
-    "use_lstm": InertKey((False,), _NO_RECURRENT),
-    "lstm_use_prev_action": InertKey((False,), _NO_RECURRENT),
-    "lstm_use_prev_reward": InertKey((False,), _NO_RECURRENT),
-    "_time_major": InertKey((False,), _NO_RECURRENT),
-    "use_attention": InertKey((False,), "attention models are not supported"),
-    "_disable_preprocessor_api": InertKey((False,), _PREPROCESSED),
+    **{key: InertKey((value,), _NO_RECURRENT) for key, value in RECURRENT_MODEL_DEFAULTS.items()},
+    "_disable_preprocessor_api": InertKey(
+        (False,),
+        "the top-level _disable_preprocessor_api (rollouts()) is the switch that acts; RLlib "
+        "copies it here",
+    ),
     "_disable_action_flattening": InertKey(
         (False,), "the runtime's action spaces are flat (Box, Discrete, MultiDiscrete)"
     ),
     "_use_default_native_models": InertKey(
-        (False,), "rlconf always builds its own torch models from the model dict"
+        (False, _DEPRECATED_VALUE), "rlconf always builds its own torch models from the model dict"
     ),
     "custom_preprocessor": InertKey(
         (None,), "custom preprocessors are not supported; transform observations in an env wrapper"
     ),
+    "encoder_latent_dim": InertKey((None,), _RL_MODULES),
+    "always_check_shapes": InertKey((False,), _RL_MODULES),
+    "log_std_clip_param": InertKey(
+        (20.0,),
+        "it clips the log-std of RLlib 2.x's Gaussian heads; rlconf's diagonal Gaussian takes "
+        "the model's log-std as it is",
+    ),
+    **{key: InertKey((None,), _INITIALIZER) for key in _INITIALIZER_KEYS},
 }
 
 

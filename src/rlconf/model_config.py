@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from rlconf.field_types import ClassValue, JsonDict, ListOf, NonNegInt
+from rlconf.field_types import ClassValue, JsonDict, ListOf, PosInt
 from rlconf.inert_keys import INERT_MODEL_KEYS as _INERT
 
 Activation = Literal["tanh", "relu", "swish", "silu", "elu", "linear"]
@@ -22,7 +22,13 @@ class ModelConfigDict(TypedDict, total=False):
     fcnet_activation: Annotated[Activation, Field(description="Activation of the MLP layers.")]
     conv_filters: Annotated[
         ListOf[ListOf[int | ListOf[int]]] | None,
-        Field(description="[[out_channels, kernel, stride], ...] for image observations."),
+        Field(
+            description="[[out_channels, kernel, stride], ...] of the conv stack over HxWxC "
+            "image observations ('same' padding, the last layer 'valid'; its output is "
+            "flattened into the heads). None: the reference's default stack for 84x84, 42x42, "
+            "96x96, 10x10, 240x320 and 480x640 images; another image size without conv_filters "
+            "is refused at build."
+        ),
     ]
     conv_activation: Annotated[Activation, Field(description="Activation of the conv layers.")]
     post_fcnet_hiddens: Annotated[
@@ -56,24 +62,106 @@ class ModelConfigDict(TypedDict, total=False):
         str | ClassValue | None,
         Field(description="Name of a registered action distribution, or its class."),
     ]
-    max_seq_len: Annotated[
-        NonNegInt,
+    # The reference's DeepMind-style image preprocessing.
+    dim: Annotated[
+        PosInt,
         Field(
-            description="Longest sequence fed to a recurrent model; recurrent models are not "
-            "supported, so any value but the default 20 is refused at build."
+            description="Side of the square frames Atari observations are resized to: by the "
+            "DeepMind wrappers (preprocessor_pref='deepmind', an Atari env), or by the pixel "
+            "preprocessor of 210x160x3 frames (the others). Any other value than 84 is refused "
+            "at build for an env whose observations neither resizes."
         ),
     ]
-    # The reference's off switches: accepted at their "off" value only, with no effect.
+    grayscale: Annotated[
+        bool,
+        Field(
+            description="Average the colour channels of 210x160x3 frames into one (the pixel "
+            "preprocessor; the DeepMind wrappers always grayscale). True is refused at build "
+            "where the pixel preprocessor does not run."
+        ),
+    ]
+    zero_mean: Annotated[
+        bool,
+        Field(
+            description="The pixel preprocessor of 210x160x3 frames scales them to [-1, 1) "
+            "(True) or [0, 1] (False); the DeepMind wrappers never rescale. False is refused at "
+            "build where the pixel preprocessor does not run."
+        ),
+    ]
+    framestack: Annotated[
+        bool,
+        Field(
+            description="Stack the last 4 frames of an Atari env under the DeepMind wrappers "
+            "(observations dim x dim x 4); False: one frame (dim x dim x 1). False is refused "
+            "at build for an env the DeepMind wrappers do not wrap."
+        ),
+    ]
+    # The reference's recurrent and attention keys: accepted at their defaults only (one table,
+    # rlconf.inert_keys.RECURRENT_MODEL_DEFAULTS).
     use_lstm: Annotated[bool, _INERT["use_lstm"]]
+    max_seq_len: Annotated[int, _INERT["max_seq_len"]]
+    lstm_cell_size: Annotated[int, _INERT["lstm_cell_size"]]
     lstm_use_prev_action: Annotated[bool, _INERT["lstm_use_prev_action"]]
     lstm_use_prev_reward: Annotated[bool, _INERT["lstm_use_prev_reward"]]
+    lstm_use_prev_action_reward: Annotated[int | bool, _INERT["lstm_use_prev_action_reward"]]
     _time_major: Annotated[bool, _INERT["_time_major"]]
     use_attention: Annotated[bool, _INERT["use_attention"]]
+    attention_num_transformer_units: Annotated[int, _INERT["attention_num_transformer_units"]]
+    attention_dim: Annotated[int, _INERT["attention_dim"]]
+    attention_num_heads: Annotated[int, _INERT["attention_num_heads"]]
+    attention_head_dim: Annotated[int, _INERT["attention_head_dim"]]
+    attention_memory_inference: Annotated[int, _INERT["attention_memory_inference"]]
+    attention_memory_training: Annotated[int, _INERT["attention_memory_training"]]
+    attention_position_wise_mlp_dim: Annotated[int, _INERT["attention_position_wise_mlp_dim"]]
+    attention_init_gru_gate_bias: Annotated[float, _INERT["attention_init_gru_gate_bias"]]
+    attention_use_n_prev_actions: Annotated[int, _INERT["attention_use_n_prev_actions"]]
+    attention_use_n_prev_rewards: Annotated[int, _INERT["attention_use_n_prev_rewards"]]
+    # The reference's off switches: accepted at their "off" value only, with no effect.
     _disable_preprocessor_api: Annotated[bool, _INERT["_disable_preprocessor_api"]]
     _disable_action_flattening: Annotated[bool, _INERT["_disable_action_flattening"]]
-    _use_default_native_models: Annotated[bool, _INERT["_use_default_native_models"]]
+    _use_default_native_models: Annotated[int | bool, _INERT["_use_default_native_models"]]
     custom_preprocessor: Annotated[None, _INERT["custom_preprocessor"]]
+    # RLlib 2.x keys (RLModules, Gaussian heads, weight initializers), accepted at their
+    # defaults so that its params.json files load.
+    encoder_latent_dim: Annotated[int | None, _INERT["encoder_latent_dim"]]
+    always_check_shapes: Annotated[bool, _INERT["always_check_shapes"]]
+    log_std_clip_param: Annotated[float, _INERT["log_std_clip_param"]]
+    fcnet_weights_initializer: Annotated[Any, _INERT["fcnet_weights_initializer"]]
+    fcnet_weights_initializer_config: Annotated[Any, _INERT["fcnet_weights_initializer_config"]]
+    fcnet_bias_initializer: Annotated[Any, _INERT["fcnet_bias_initializer"]]
+    fcnet_bias_initializer_config: Annotated[Any, _INERT["fcnet_bias_initializer_config"]]
+    conv_kernel_initializer: Annotated[Any, _INERT["conv_kernel_initializer"]]
+    conv_kernel_initializer_config: Annotated[Any, _INERT["conv_kernel_initializer_config"]]
+    conv_bias_initializer: Annotated[Any, _INERT["conv_bias_initializer"]]
+    conv_bias_initializer_config: Annotated[Any, _INERT["conv_bias_initializer_config"]]
+    conv_transpose_kernel_initializer: Annotated[Any, _INERT["conv_transpose_kernel_initializer"]]
+    conv_transpose_kernel_initializer_config: Annotated[
+        Any, _INERT["conv_transpose_kernel_initializer_config"]
+    ]
+    conv_transpose_bias_initializer: Annotated[Any, _INERT["conv_transpose_bias_initializer"]]
+    conv_transpose_bias_initializer_config: Annotated[
+        Any, _INERT["conv_transpose_bias_initializer_config"]
+    ]
+    post_fcnet_weights_initializer: Annotated[Any, _INERT["post_fcnet_weights_initializer"]]
+    post_fcnet_weights_initializer_config: Annotated[
+        Any, _INERT["post_fcnet_weights_initializer_config"]
+    ]
+    post_fcnet_bias_initializer: Annotated[Any, _INERT["post_fcnet_bias_initializer"]]
+    post_fcnet_bias_initializer_config: Annotated[Any, _INERT["post_fcnet_bias_initializer_config"]]
+    lstm_weights_initializer: Annotated[Any, _INERT["lstm_weights_initializer"]]
+    lstm_weights_initializer_config: Annotated[Any, _INERT["lstm_weights_initializer_config"]]
+    lstm_bias_initializer: Annotated[Any, _INERT["lstm_bias_initializer"]]
+    lstm_bias_initializer_config: Annotated[Any, _INERT["lstm_bias_initializer_config"]]
 
+
+#: The keys of the reference's Atari preprocessing, at their defaults: they act on the env's
+#: observations (``runtime.env.env_preparation``), not on the networks.
+PREPROCESSING_DEFAULTS: ModelConfigDict = {
+    "dim": 84,
+    "grayscale": False,
+    "zero_mean": True,
+    "framestack": True,
+}
 
 MODEL_DEFAULTS: ModelConfigDict = {
     "fcnet_hiddens": [256, 256],
@@ -88,5 +176,5 @@ MODEL_DEFAULTS: ModelConfigDict = {
     "custom_model": None,
     "custom_model_config": {},
     "custom_action_dist": None,
-    "max_seq_len": 20,
+    **PREPROCESSING_DEFAULTS,
 }

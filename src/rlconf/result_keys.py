@@ -84,6 +84,8 @@ EPISODE_KEYS: tuple[ResultKey, ...] = (
             "episode_reward_max": "highest return of the recent episodes",
             "episode_len_mean": "mean length of the recent episodes",
             "episodes_this_iter": "episodes finished in this iteration",
+            "num_faulty_episodes": "episodes cut off in this iteration by a sub-env that "
+            "raised (restart_failed_sub_environments); not in the other episode metrics",
         }
     ),
     *(

@@ -31,6 +31,8 @@ from runtime.core.module import ActorCriticModule, RLModule
 from runtime.core.policy import SAMPLING_EXPLORATIONS, PolicyBuilder, Postprocessor
 from runtime.core.settings import settings_of
 from runtime.core.space_support import SpaceTypes
+from runtime.env.atari import ensure_env_id
+from runtime.env.env_preparation import prepared_creator
 from runtime.env.env_registry import EnvCreator, env_creator_for
 from runtime.env.recording import video_folder
 from runtime.env.rollout_worker import RolloutWorker
@@ -162,7 +164,10 @@ class Algorithm(
         set_learner_threads(float(settings.num_cpus_for_driver))
         self.callbacks: DefaultCallbacks = (config.callbacks_class or DefaultCallbacks)()
         env = settings.env
-        self.env_creator: EnvCreator | None = env_creator_for(env) if env is not None else None
+        self.env_creator: EnvCreator | None = None
+        if env is not None:
+            ensure_env_id(env, f"{type(self).__name__}(config=...)")
+            self.env_creator = prepared_creator(env_creator_for(env), config, type(self).__name__)
         devices = learner_devices(config, type(self).__name__)
         #: Where the driver's own rollout (and evaluation) worker acts.
         self.device = acting_device(config)

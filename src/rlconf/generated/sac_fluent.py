@@ -85,10 +85,13 @@ class SACConfigFluent(_SACConfigParent):
             remote_env_batch_wait_ms: How long to wait for remote sub-envs when polling; only
                 matters with remote_worker_envs, so any value but 0 is refused at build. Default:
                 0.0.
-            preprocessor_pref: Observations always go through rlconf's preprocessor (flattened,
-                one-hot; images stay images for conv models), which is what 'deepmind' gives for
-                non-Atari envs; the DeepMind Atari wrappers are not applied (wrap Atari envs in the
-                env creator). 'rllib' and None are refused at build. Default: "deepmind".
+            preprocessor_pref: 'deepmind': Atari envs get the DeepMind wrappers (noop reset, frame
+                skip with max-pooling, episodic life, fire reset, model.dim x dim grayscale,
+                model.framestack; rewards clipped to their sign unless clip_rewards says otherwise);
+                'rllib': no wrappers, raw 210x160x3 frames go through the pixel preprocessor
+                (model.dim, grayscale, zero_mean); other envs are the same under both. None: no
+                preprocessing, observations reach the model as the env returns them (Box observation
+                spaces only; others are refused at build). Default: "deepmind".
             observation_filter: Element-wise observation filter. Default: "NoFilter".
             synchronize_filters: After each iteration send the driver's filter statistics (merged
                 from all workers) back to the remote workers; False: each remote worker keeps
@@ -98,8 +101,10 @@ class SACConfigFluent(_SACConfigParent):
                 False.
             sample_async: Sample in a background thread (slightly off-policy); not available, True
                 is refused at build. Default: False.
-            _disable_preprocessor_api: Hand raw observations to the model, without preprocessing;
-                not available, True is refused at build. Default: False.
+            _disable_preprocessor_api: Hand the env's observations to the model without
+                preprocessing (the DeepMind wrappers of preprocessor_pref='deepmind' still wrap
+                Atari envs); Box observation spaces only, others are refused at build. Default:
+                False.
             _disable_action_flattening: Keep nested actions as they are; the runtime's action spaces
                 are flat (Box, Discrete, MultiDiscrete), True is refused at build. Default: False.
         """

@@ -1,4 +1,5 @@
-"""``AlgorithmConfig.fault_tolerance()``: what happens when a worker dies."""
+"""``AlgorithmConfig.fault_tolerance()``: what happens when a worker dies or a sub-env
+raises."""
 
 from __future__ import annotations
 
@@ -17,11 +18,23 @@ class FaultToleranceArgs(TypedDict, total=False):
     recreate_failed_workers: Annotated[
         bool, Field(description="Replace a failed worker with a new one.")
     ]
+    restart_failed_sub_environments: Annotated[
+        bool,
+        Field(
+            description="Make a sub-env that raises in reset() or step() again, drop the "
+            "episode it was running (counted in num_faulty_episodes) and go on sampling; "
+            "False: the exception stops sampling."
+        ),
+    ]
 
 
 FAULT_TOLERANCE = Section(
     method="fault_tolerance",
     fields=FaultToleranceArgs,
-    doc="Sets how worker failures are handled.",
-    defaults={"ignore_worker_failures": False, "recreate_failed_workers": False},
+    doc="Sets how worker and sub-env failures are handled.",
+    defaults={
+        "ignore_worker_failures": False,
+        "recreate_failed_workers": False,
+        "restart_failed_sub_environments": False,
+    },
 )

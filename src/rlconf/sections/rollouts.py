@@ -58,10 +58,13 @@ class RolloutsArgs(TypedDict, total=False):
     preprocessor_pref: Annotated[
         Literal["deepmind", "rllib"] | None,
         Field(
-            description="Observations always go through rlconf's preprocessor (flattened, "
-            "one-hot; images stay images for conv models), which is what 'deepmind' gives for "
-            "non-Atari envs; the DeepMind Atari wrappers are not applied (wrap Atari envs in "
-            "the env creator). 'rllib' and None are refused at build."
+            description="'deepmind': Atari envs get the DeepMind wrappers (noop reset, frame "
+            "skip with max-pooling, episodic life, fire reset, model.dim x dim grayscale, "
+            "model.framestack; rewards clipped to their sign unless clip_rewards says "
+            "otherwise); 'rllib': no wrappers, raw 210x160x3 frames go through the pixel "
+            "preprocessor (model.dim, grayscale, zero_mean); other envs are the same under "
+            "both. None: no preprocessing, observations reach the model as the env returns "
+            "them (Box observation spaces only; others are refused at build)."
         ),
     ]
     observation_filter: Annotated[
@@ -93,8 +96,9 @@ class RolloutsArgs(TypedDict, total=False):
     _disable_preprocessor_api: Annotated[
         bool,
         Field(
-            description="Hand raw observations to the model, without preprocessing; not "
-            "available, True is refused at build."
+            description="Hand the env's observations to the model without preprocessing (the "
+            "DeepMind wrappers of preprocessor_pref='deepmind' still wrap Atari envs); Box "
+            "observation spaces only, others are refused at build."
         ),
     ]
     _disable_action_flattening: Annotated[

@@ -9,7 +9,8 @@ from typing import Any
 import gymnasium as gym
 
 from runtime.core.distributions import distribution_for
-from runtime.core.models import FullyConnectedNetwork, TorchModel, VisionNetwork
+from runtime.core.models import FullyConnectedNetwork, TorchModel
+from runtime.core.vision_network import VisionNetwork
 
 _LOCK = threading.Lock()
 _CUSTOM_MODELS: dict[str, type[TorchModel]] = {}
@@ -71,7 +72,9 @@ class ModelCatalog:
                 obs_space, action_space, num_outputs, model_config, name, **kwargs
             )
             return model
-        if len(obs_space.shape or ()) == 3 and model_config.get("conv_filters") is not None:
+        # Images (HxWxC) always get conv layers, never an MLP over their pixels: those of
+        # conv_filters, the default stack of their size, or a ConfigError saying what to set.
+        if isinstance(obs_space, gym.spaces.Box) and len(obs_space.shape) == 3:
             return VisionNetwork(obs_space, action_space, num_outputs, model_config, name)
         return FullyConnectedNetwork(obs_space, action_space, num_outputs, model_config, name)
 

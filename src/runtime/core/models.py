@@ -1,4 +1,5 @@
-"""Torch models: the interface every policy model implements, and the built-in networks.
+"""Torch models: the interface every policy model implements, and the fully connected network
+(the vision network of image observations: ``runtime.core.vision_network``).
 
 A model is called as ``model(input_dict, state, seq_lens) -> (outputs, state)`` where
 ``input_dict["obs"]`` holds the preprocessed (and filtered) observations, and
@@ -9,7 +10,7 @@ reference's ``TorchModelV2``; custom models subclass ``TorchModel``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -88,7 +89,7 @@ class TorchModel(nn.Module):
         return self.value_function()
 
 
-class _FreeLogStd(nn.Module):
+class FreeLogStd(nn.Module):
     """Appends a learned, state-independent log-std to the mean outputs."""
 
     def __init__(self, size: int) -> None:
@@ -99,7 +100,42 @@ class _FreeLogStd(nn.Module):
         return torch.cat([means, self.log_std.expand_as(means)], dim=-1)
 
 
-class FullyConnectedNetwork(TorchModel):
+class TrunkModel(TorchModel):
+    """A trunk, a policy output (``logits`` then ``log_std``) and a value branch that reads the
+    trunk's features (``vf_share_layers``) or the observation itself: what the built-in
+    networks share. Subclasses build the parts; ``obs_key`` is the input column they read."""
+
+    #: ``obs_flat`` for an MLP, ``obs`` for a conv stack over images.
+    obs_key: ClassVar[str] = "obs_flat"
+    trunk: nn.Sequential
+    logits: nn.Module
+    log_std: nn.Module
+    value_branch: nn.Module
+    vf_share_layers: bool
+    _features: torch.Tensor | None
+
+    def forward(
+        self, input_dict: dict[str, torch.Tensor], state: list[torch.Tensor], seq_lens: Any
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        obs = input_dict[self.obs_key]
+        features = self.trunk(obs)
+        # Straight into __dict__: Module.__setattr__'s checks cost more than a small layer.
+        self.__dict__["_features"] = features if self.vf_share_layers else obs
+        return self.log_std(self.logits(features)), state
+
+    def value_function(self) -> torch.Tensor:
+        assert self._features is not None, "value_function() is called after forward()"
+        out: torch.Tensor = self.value_branch(self._features)
+        return out.squeeze(-1)
+
+    def values(self, input_dict: dict[str, torch.Tensor]) -> torch.Tensor:
+        if self.vf_share_layers:
+            return super().values(input_dict)
+        out: torch.Tensor = self.value_branch(input_dict[self.obs_key])
+        return out.squeeze(-1)
+
+
+class FullyConnectedNetwork(TrunkModel):
     """An MLP policy head and value head, sharing layers when ``vf_share_layers`` is set."""
 
     def __init__(
@@ -129,7 +165,7 @@ class FullyConnectedNetwork(TorchModel):
         else:
             self.trunk, last = mlp(in_size, hiddens, act)
             self.logits = linear(last, outputs, 0.01)
-        self.log_std: nn.Module = _FreeLogStd(outputs) if free_log_std else nn.Identity()
+        self.log_std: nn.Module = FreeLogStd(outputs) if free_log_std else nn.Identity()
         self.vf_share_layers = bool(model_config["vf_share_layers"])
         self.separate_value_network = not self.vf_share_layers
         if self.vf_share_layers:
@@ -138,82 +174,3 @@ class FullyConnectedNetwork(TorchModel):
             value_trunk, value_last = mlp(in_size, hiddens, act)
             self.value_branch = nn.Sequential(*value_trunk, linear(value_last, 1, 1.0))
         self._features: torch.Tensor | None = None
-
-    def forward(
-        self, input_dict: dict[str, torch.Tensor], state: list[torch.Tensor], seq_lens: Any
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        obs = input_dict["obs_flat"]
-        features = self.trunk(obs)
-        # Straight into __dict__: Module.__setattr__'s checks cost more than a small layer.
-        self.__dict__["_features"] = features if self.vf_share_layers else obs
-        return self.log_std(self.logits(features)), state
-
-    def value_function(self) -> torch.Tensor:
-        assert self._features is not None, "value_function() is called after forward()"
-        out: torch.Tensor = self.value_branch(self._features)
-        return out.squeeze(-1)
-
-    def values(self, input_dict: dict[str, torch.Tensor]) -> torch.Tensor:
-        if self.vf_share_layers:
-            return super().values(input_dict)
-        out: torch.Tensor = self.value_branch(input_dict["obs_flat"])
-        return out.squeeze(-1)
-
-
-class VisionNetwork(TorchModel):
-    """A conv stack over HxWxC image observations (``conv_filters``), then MLP heads."""
-
-    def __init__(
-        self,
-        obs_space: gym.Space[Any],
-        action_space: gym.Space[Any],
-        num_outputs: int,
-        model_config: dict[str, Any],
-        name: str,
-    ) -> None:
-        super().__init__(obs_space, action_space, num_outputs, model_config, name)
-        shape = tuple(obs_space.shape or ())
-        if len(shape) != 3:
-            raise ValueError(f"model.conv_filters needs HxWxC image observations, got {shape}")
-        self.trunk = self._conv_stack(shape)
-        self.vf_share_layers = bool(model_config["vf_share_layers"])
-        with torch.no_grad():
-            flat = self.trunk(torch.zeros(1, *shape)).shape[-1]
-        head, last = mlp(
-            flat, list(model_config["post_fcnet_hiddens"]), model_config["post_fcnet_activation"]
-        )
-        self.logits = nn.Sequential(*head, linear(last, num_outputs, 0.01))
-        self.value_trunk = self.trunk if self.vf_share_layers else self._conv_stack(shape)
-        self.value_branch = linear(flat, 1, 1.0)
-        self._obs: torch.Tensor | None = None
-        self._features: torch.Tensor | None = None
-
-    def _conv_stack(self, shape: tuple[int, ...]) -> nn.Sequential:
-        layers: list[nn.Module] = [_ChannelsFirst()]
-        channels = int(shape[-1])
-        for out_channels, kernel, stride in self.model_config["conv_filters"]:
-            layers += [
-                nn.Conv2d(channels, int(out_channels), kernel, stride),
-                *activation(self.model_config["conv_activation"]),
-            ]
-            channels = int(out_channels)
-        layers.append(nn.Flatten())
-        return nn.Sequential(*layers)
-
-    def forward(
-        self, input_dict: dict[str, torch.Tensor], state: list[torch.Tensor], seq_lens: Any
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        self._obs = input_dict["obs"]
-        self._features = self.trunk(self._obs)
-        return self.logits(self._features), state
-
-    def value_function(self) -> torch.Tensor:
-        assert self._obs is not None and self._features is not None
-        features = self._features if self.vf_share_layers else self.value_trunk(self._obs)
-        out: torch.Tensor = self.value_branch(features)
-        return out.squeeze(-1)
-
-
-class _ChannelsFirst(nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.permute(0, 3, 1, 2)

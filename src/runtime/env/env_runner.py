@@ -74,7 +74,7 @@ class EnvRunner(StepLoop):
         value_preds = not self._batched_values
         while True:
             obs = self.obs
-            actions, extra, rewards, terms, truncs, infos, done, next_obs, stepped_at = (
+            actions, extra, rewards, terms, truncs, infos, done, next_obs, stepped_at, faulty = (
                 self._step_envs(None, explore, value_preds, update=True)
             )
             rows[SB.OBS].append(obs)
@@ -88,6 +88,11 @@ class EnvRunner(StepLoop):
             rows[SB.ENV_ID].append(env_ids)
             for name, values in extra.items():
                 rows[name].append(values)
+            if faulty is not None:
+                # Their rows are dropped (_flatten); the row is an episode end all the same, so
+                # that nothing is computed across it.
+                self._restart_episodes(faulty, faulty, next_obs, True)
+                done[faulty] = False
             if done.any():
                 ended = np.flatnonzero(done).tolist()
                 for i in ended:
@@ -187,7 +192,14 @@ class EnvRunner(StepLoop):
                     continue
                 swapped = np.swapaxes(values, 0, 1)
                 flat[name].append(swapped.reshape(-1, *values.shape[2:]))
-        batch = SampleBatch({k: np.concatenate(v) for k, v in flat.items()})
+        columns = {k: np.concatenate(v) for k, v in flat.items()}
+        if self._faulty_ids:
+            # Every row of a faulty episode left is in this batch: its last row ends a segment,
+            # and the rows before it (complete_episodes: held back till then) come with it.
+            kept = ~np.isin(columns[SB.EPS_ID], list(self._faulty_ids))
+            columns = {k: v[kept] for k, v in columns.items()}
+            self._faulty_ids.clear()
+        batch = SampleBatch(columns)
         if self._postprocess_hook and len(batch):
             for segment_rows in _episode_slices(batch):
                 segment = batch[segment_rows]

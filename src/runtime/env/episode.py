@@ -58,3 +58,11 @@ class EpisodeMetrics:
     hist_data: dict[str, list[float]] = field(default_factory=dict)
     #: Multi-agent episodes: each agent's summed reward, keyed by (agent id, policy id).
     agent_rewards: dict[tuple[Any, str], float] = field(default_factory=dict)
+    #: An episode its sub-env's exception cut off (``restart_failed_sub_environments``): its
+    #: rows were dropped and it counts only in ``num_faulty_episodes``.
+    faulty: bool = False
+
+
+def faulty_episode() -> EpisodeMetrics:
+    """What a runner reports for an episode its sub-env's exception cut off."""
+    return EpisodeMetrics(0, 0.0, faulty=True)

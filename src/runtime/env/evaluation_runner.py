@@ -67,6 +67,11 @@ class EvaluationRunner(EnvRunner):
         (``by_episodes``) are deactivated and not reset."""
         assert self.obs is not None
         step = self._step_envs(idx, explore, value_preds=False, update=False)
+        if step.faulty is not None:
+            # A failed sub-env's episode is not one of its quota: it runs another.
+            self._restart_episodes(idx[step.faulty].tolist(), step.faulty, step.next_obs, False)
+            self._faulty_ids.clear()  # (no rows are kept here)
+            step.done[step.faulty] = False
         ended_rows = np.flatnonzero(step.done).tolist()
         ended = idx[ended_rows].tolist()
         stop: set[int] = set()

@@ -8,7 +8,12 @@ unless told not to):
 - ``reset(seed=, options=)`` returns ``(obs, infos)``: dicts keyed by agent id.
 - ``step(action_dict)`` returns ``(obs, rewards, terminateds, truncateds, infos)``: dicts keyed
   by agent id; ``terminateds`` and ``truncateds`` also hold ``"__all__"``, True once the episode
-  is over for every agent. Rewards are only for agents that have acted in this episode.
+  is over for every agent.
+- Rewards may be for any agent, at any step. The rewards an agent gets from its action until
+  its next observation (or its end) add up into that transition's reward, so a turn-based env
+  may reward an agent while others move. Rewards before an agent's first action (and after it
+  is done) have no transition to go to: they count in the episode's returns only, as in the
+  reference's sampler (a reward that no action of the agent led to teaches it nothing).
 - The agents that act next are those in the returned ``obs`` whose ``terminateds`` /
   ``truncateds`` entry is not True. Agents may join late (they first appear in ``obs``) and
   leave early: at the step where an agent is done, ``obs`` may hold its last observation
@@ -117,6 +122,46 @@ class MultiAgentEnv:
     def get_sub_environments(self) -> list[Any]:
         """The envs this one wraps or is made of (``[]`` for a plain env)."""
         return []
+
+    # The reference's space helpers: per-agent dicts, each agent's value in its own space.
+
+    def observation_space_sample(self, agent_ids: list[AgentID] | None = None) -> MultiAgentDict:
+        """A random observation per agent of ``agent_ids`` (None: ``get_agent_ids()``), each
+        from the agent's observation space."""
+        agents = self._sampled_agents("observation_space_sample", agent_ids)
+        return {agent: self.get_observation_space(agent).sample() for agent in agents}
+
+    def action_space_sample(self, agent_ids: list[AgentID] | None = None) -> MultiAgentDict:
+        """A random action per agent of ``agent_ids`` (None: ``get_agent_ids()``), each from
+        the agent's action space."""
+        agents = self._sampled_agents("action_space_sample", agent_ids)
+        return {agent: self.get_action_space(agent).sample() for agent in agents}
+
+    def observation_space_contains(self, x: MultiAgentDict) -> bool:
+        """Whether ``x`` is a dict whose every value is in its agent's observation space (it
+        may hold any subset of the agents: in a turn-based env only some observe)."""
+        return isinstance(x, dict) and all(
+            self.get_observation_space(agent).contains(value) for agent, value in x.items()
+        )
+
+    def action_space_contains(self, x: MultiAgentDict) -> bool:
+        """Whether ``x`` is a dict whose every value is in its agent's action space (any
+        subset of the agents, as an action dict holds only the agents that act)."""
+        return isinstance(x, dict) and all(
+            self.get_action_space(agent).contains(value) for agent, value in x.items()
+        )
+
+    def _sampled_agents(self, method: str, agent_ids: list[AgentID] | None) -> list[AgentID]:
+        if agent_ids is not None:
+            return [agent for agent in agent_ids if agent != "__all__"]
+        agents = self.get_agent_ids()
+        if not agents:
+            raise MultiAgentEnvError(
+                f"env {type(self).__name__!r}: {method}() without agent_ids needs the env's "
+                "agent ids, and it has none (possible_agents and observation_spaces are not "
+                "set); pass agent_ids=[...] or set possible_agents"
+            )
+        return agents
 
     def close(self) -> None:
         """Release resources; nothing to do by default."""

@@ -18,7 +18,8 @@ class MultiAgentEpisode(Episode):
 
     Each agent is mapped to a policy once, when it first appears (``policy_for``); the mapping
     holds for the rest of the episode even if the worker's mapping function changes.
-    ``agent_rewards[(agent_id, policy_id)]`` sums each agent's rewards; ``total_reward`` is
+    ``agent_rewards[(agent_id, policy_id)]`` sums each agent's rewards (every one the env gave
+    it, those before its first action included, which no transition holds); ``total_reward`` is
     their sum over all agents and ``length`` counts env steps.
     """
 
@@ -39,7 +40,8 @@ class MultiAgentEpisode(Episode):
         self._agent_infos: dict[Any, Any] = {}
         self._agent_actions: dict[Any, Any] = {}
         self._agent_rewards_last: dict[Any, float] = {}
-        #: Env steps each agent has acted in (its rows' ``t``).
+        #: Each agent's transitions so far: the ``t`` of its next row (its own step index,
+        #: 0 at its first action, however many env steps it waits between actions).
         self.agent_steps: dict[Any, int] = defaultdict(int)
 
     def policy_for(self, agent_id: Any = 0) -> str:

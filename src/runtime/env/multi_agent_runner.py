@@ -7,7 +7,10 @@ Each step (``_step``):
 1. the agents that have an observation act: they are grouped by the policy their episode maps
    them to, and each policy computes the actions of its agents of all sub-envs at once;
 2. every sub-env steps with its agents' actions (the env output checked unless
-   ``disable_env_checking``); rewards add up on each agent's open transition;
+   ``disable_env_checking``); rewards add up on each agent's open transition (an agent with
+   none, before its first action or once done, has them counted in the returns only); a
+   sub-env that raises is made again (``restart_failed_sub_environments``) and its episode
+   dropped: its rows and open transitions go, and it counts as a faulty episode;
 3. the new observations are preprocessed and filtered per policy in one batch (reset
    observations of the sub-envs whose episode ended included); an agent's transition closes when
    it sees its next observation or is done, and its row goes to its policy's ``PolicyRows``.
@@ -34,12 +37,13 @@ from runtime.core.sample_batch import SampleBatch
 from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor, reward_clipper
 from runtime.env.agent_rows import AGENT_INDEX, Layout, PolicyRows, trajectory_starts
-from runtime.env.episode import EpisodeMetrics
+from runtime.env.episode import EpisodeMetrics, faulty_episode
 from runtime.env.evaluation_runner import split_evenly
 from runtime.env.multi_agent_checks import check_observations, check_reset, check_step
 from runtime.env.multi_agent_episode import MultiAgentEpisode
 from runtime.env.runner_metrics import RunnerMetrics
 from runtime.env.step_loop import RunnerSettings
+from runtime.env.sub_env_restarts import SubEnvRestarts
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -102,8 +106,6 @@ class MultiAgentRunner(RunnerMetrics):
         self._labels = [type(getattr(env, "unwrapped", env)).__name__ for env in envs]
         self._next_episode = 0
         self.episodes: list[MultiAgentEpisode] = []
-        #: Per sub-env: the agents that have acted in the running episode (for the checks).
-        self._acted: list[set[Any]] = [set() for _ in envs]
         #: Per sub-env: the open transition of each agent.
         self._open: list[dict[Any, _Open]] = [{} for _ in envs]
         #: Per policy: (sub-env, agent) pairs to act next and their processed observations.
@@ -119,6 +121,11 @@ class MultiAgentRunner(RunnerMetrics):
         self._carried: dict[str, dict[str, Array]] = {}
         #: Episodes cut off by a policy's removal (never finished: their rows are dropped).
         self._dropped: set[int] = set()
+        self._restarts = SubEnvRestarts(
+            worker, envs, bool(settings.restart_failed_sub_environments)
+        )
+        #: Episodes cut off by a failed sub-env whose rows are still to be dropped.
+        self._faulty_ids: set[int] = set()
 
     def get_sub_environments(self) -> list[Any]:
         return self.envs
@@ -182,10 +189,12 @@ class MultiAgentRunner(RunnerMetrics):
 
     def _reset(self, index: int, first: bool) -> dict[Any, Any]:
         episode = self._new_episode(index)
-        seed = None
-        if first and self.seed is not None:
-            seed = int(self.seed) + 1000 * self.worker.worker_index + index
-        output = self.envs[index].reset(seed=seed)
+        first_seed = None
+        if self.seed is not None:
+            first_seed = int(self.seed) + 1000 * self.worker.worker_index + index
+        output, _, failed = self._restarts.reset(index, first_seed if first else None, first_seed)
+        for _ in range(failed):
+            self.finished.append(faulty_episode())
         if self.checking or not (isinstance(output, tuple) and len(output) == 2):
             # Observations are checked per policy in one batch (_take_arrivals).
             output = check_reset(self._labels[index], output, None)
@@ -194,7 +203,6 @@ class MultiAgentRunner(RunnerMetrics):
             self.episodes[index] = episode
         else:
             self.episodes.append(episode)
-        self._acted[index] = set()
         self._open[index] = {}
         if self.observation_fn is not None:
             obs = self._observe(obs, episode)
@@ -305,16 +313,21 @@ class MultiAgentRunner(RunnerMetrics):
         t1 = time.perf_counter()
         arrivals: list[Arrival] = []
         ended: list[int] = []
+        faulty: list[int] = []
         env_wait = 0.0
         for i in envs:
             episode = self.episodes[i]
             action_dict = actions_by_env.get(i, {})
-            self._acted[i].update(action_dict)
             s = time.perf_counter()
-            output = self.envs[i].step(action_dict)
+            try:
+                output = self.envs[i].step(action_dict)
+            except Exception as error:
+                self._restarts.restart(i, "step()", error)
+                faulty.append(i)
+                continue
             env_wait += time.perf_counter() - s
             if self.checking or not (isinstance(output, tuple) and len(output) == 5):
-                output = check_step(self._labels[i], output, self._acted[i], None)
+                output = check_step(self._labels[i], output, None)
             obs, rewards, terms, truncs, infos = output
             episode.length += 1
             open_ = self._open[i]
@@ -374,6 +387,8 @@ class MultiAgentRunner(RunnerMetrics):
         for i in ended:
             if restart is None or i in restart:
                 resets.extend(self._reset_arrivals(i, first=False))
+        for i in faulty:
+            resets.extend(self._restart_episode(i))
         if resets:
             self._take_arrivals(resets, update, record)
         perf = self.perf
@@ -382,6 +397,18 @@ class MultiAgentRunner(RunnerMetrics):
         perf["raw_obs_processing"] += time.perf_counter() - t1 - env_wait
         self.perf_steps += 1
         return agent_steps, ended
+
+    def _restart_episode(self, index: int) -> list[Arrival]:
+        """Drop the episode of sub-env ``index``, which failed and was made again (a faulty
+        episode; no ``on_episode_end``: the episode did not end), with its rows and open
+        transitions, and start the next one: returns its first arrivals."""
+        episode_id = self.episodes[index].episode_id
+        self._faulty_ids.add(episode_id)
+        if self.complete_episodes:
+            self._dropped.add(episode_id)  # rows held back from earlier fragments go too
+        self._open[index] = {}
+        self.finished.append(faulty_episode())
+        return self._reset_arrivals(index, first=False)
 
     def _reset_arrivals(self, index: int, first: bool) -> list[Arrival]:
         obs = self._reset(index, first)
@@ -465,8 +492,10 @@ class MultiAgentRunner(RunnerMetrics):
         index = self.agent_index.get(agent)
         if index is None:
             index = self.agent_index[agent] = len(self.agent_index)
-        t = episode.agent_steps[agent]
-        episode.agent_steps[agent] = t + 1
+        episode.agent_steps[agent] += 1
+        # RLlib's `t`: the index of the env step that closed the transition (the agent's own
+        # step count is episode.agent_steps).
+        t = episode.length - 1
         rows.close(
             transition.g,
             next_h,
@@ -536,10 +565,18 @@ class MultiAgentRunner(RunnerMetrics):
         self._carry_open(old_rows)
         self._rekeep_waiting()
         batches: dict[str, SampleBatch] = {}
+        faulty = list(self._faulty_ids)
+        self._faulty_ids.clear()
         for policy_id, rows in old_rows.items():
             if len(rows) == 0:
                 continue
             columns = rows.take()
+            if faulty and not self.complete_episodes:
+                # (complete_episodes drops them with the rows held back: _keep_finished)
+                kept = ~np.isin(columns[SB.EPS_ID], faulty)
+                columns = {k: v[kept] for k, v in columns.items()}
+                if len(columns[SB.OBS]) == 0:
+                    continue
             if self.complete_episodes:
                 columns = self._keep_finished(policy_id, columns)
                 if len(columns[SB.OBS]) == 0:
@@ -657,6 +694,7 @@ class MultiAgentRunner(RunnerMetrics):
                     if quota[i] == 0:
                         stopping.add(i)
                 active = [i for i in active if i not in stopping]
+        self._faulty_ids.clear()  # (no rows are kept here)
         return self.pop_metrics(), steps
 
 

@@ -5,7 +5,11 @@ function and which policies train."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import inspect
+import warnings
+import weakref
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -46,6 +50,58 @@ def mapping_fn_of(fn: Callable[..., str] | None) -> Callable[..., str]:
     return fn if fn is not None else default_mapping
 
 
+#: Mapping functions already inspected by ``takes_agent_only`` (each is inspected, and warned
+#: about, once: the workers of a process share them).
+_AGENT_ONLY: weakref.WeakKeyDictionary[Callable[..., str], bool] = weakref.WeakKeyDictionary()
+
+
+def takes_agent_only(fn: Callable[..., str]) -> bool:
+    """Whether ``fn`` is a mapping function of the reference's older form ``fn(agent_id)``: it
+    can't be called as ``fn(agent_id, episode, worker=...)`` but can with the agent id alone.
+    Such a function keeps working (called with the agent id only), with a DeprecationWarning
+    naming the form to use, as the reference accepted it with a warning."""
+    try:
+        return _AGENT_ONLY[fn]
+    except (KeyError, TypeError):  # (TypeError: not weakly referable or not hashable)
+        pass
+    found = _inspect_agent_only(fn)
+    with contextlib.suppress(TypeError):
+        _AGENT_ONLY[fn] = found
+    return found
+
+
+def _inspect_agent_only(fn: Callable[..., str]) -> bool:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to read (some builtins): call it in full
+        return False
+    try:
+        signature.bind(None, None, worker=None)
+        return False
+    except TypeError:
+        pass
+    try:
+        signature.bind(None)
+    except TypeError:  # neither form: the call raises its own TypeError
+        return False
+    warnings.warn(
+        f"policy_mapping_fn {getattr(fn, '__qualname__', fn)!r} takes only agent_id, the "
+        "reference's older signature; write it as fn(agent_id, episode, worker, **kwargs)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return True
+
+
+def call_mapping_fn(
+    fn: Callable[..., str], agent_only: bool, agent_id: Any, episode: Any, worker: Any, **kw: Any
+) -> str:
+    """``fn``'s policy id for ``agent_id`` (``agent_only``: ``takes_agent_only(fn)``)."""
+    if agent_only:
+        return fn(agent_id)
+    return fn(agent_id, episode, worker=worker, **kw)
+
+
 def policy_config(config: AlgorithmConfig, overrides: Mapping[str, Any] | None) -> AlgorithmConfig:
     """The config a policy runs with: ``config`` with the spec's (validated) overrides."""
     if not overrides:
@@ -68,9 +124,10 @@ def infer_spaces(
     by_agents: dict[str, Spaces] = {}
     if isinstance(env, MultiAgentEnv):
         probe = MultiAgentEpisode(-1, 0, getattr(worker, "worker_index", 0), mapping_fn, worker)
+        agent_only = takes_agent_only(mapping_fn)
         for agent in env.get_agent_ids():
             try:
-                policy_id = mapping_fn(agent, probe, worker=worker)
+                policy_id = call_mapping_fn(mapping_fn, agent_only, agent, probe, worker)
             except Exception:  # a mapping fn may need a live episode; the spaces must be given
                 continue
             if policy_id not in by_agents:

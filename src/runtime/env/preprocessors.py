@@ -1,5 +1,5 @@
-"""Observation preprocessors: any supported gymnasium space -> a flat float32 vector (or an
-image array for conv models), applied to many observations at once."""
+"""Observation preprocessors: any supported gymnasium space -> a flat float32 vector (or, for
+HxWxC images, a float32 image for the vision network), applied to many observations at once."""
 
 from __future__ import annotations
 
@@ -92,6 +92,8 @@ def _flatten(space: gym.Space[Any], observations: Sequence[Any]) -> Array:
 
 
 def get_preprocessor(space: gym.Space[Any], model_config: dict[str, Any]) -> Preprocessor:
-    """Images (rank-3 Box) stay images for a conv model; everything else is flattened."""
+    """Images (rank-3 Box, HxWxC) stay images, for the conv layers of the vision network (as
+    the reference keeps them); everything else is flattened. The frames of Atari envs come
+    here already preprocessed (``runtime.env.env_preparation``)."""
     is_image = isinstance(space, gym.spaces.Box) and len(space.shape) == 3
-    return Preprocessor(space, keep_image=is_image and model_config.get("conv_filters") is not None)
+    return Preprocessor(space, keep_image=is_image)

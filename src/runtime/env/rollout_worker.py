@@ -117,26 +117,14 @@ class RolloutWorker(WorkerPolicies):
             remote=worker_index > 0,
             num_workers=num_workers,
         )
+        self._env_creator = env_creator
+        self._video_dir = video_dir
+        #: Sub-envs made again after they failed (restart_failed_sub_environments).
+        self.num_sub_env_restarts = 0
         self.envs: list[Any] = []
         if env_creator is not None:
             for index in range(int(settings.num_envs_per_worker)):
-                context = self.env_context.copy_with_overrides(vector_index=index)
-                if index == 0 and video_dir is not None:
-                    prefix = "evaluation-worker" if settings.in_evaluation else "worker"
-                    env = make_recorded_env(
-                        env_creator,
-                        context,
-                        video_dir,
-                        f"{prefix}-{worker_index}",
-                        f"{type(self).__name__} {worker_index}",
-                    )
-                else:
-                    env = env_creator(context)
-                _check_env(env, settings.env)
-                self.envs.append(env)
-                self.callbacks.on_environment_created(
-                    worker=self, sub_environment=env, env_context=context, env_index=index
-                )
+                self.envs.append(self._make_sub_env(index))
         self.policy_class = policy_class
         self.device = torch.device(
             device
@@ -207,6 +195,38 @@ class RolloutWorker(WorkerPolicies):
                 config,
                 self.callbacks,
             )
+
+    def _make_sub_env(self, index: int) -> Any:
+        """Sub-env ``index``: made by the env creator with its context, recorded when it is
+        sub-env 0 and videos are on, and handed to ``on_environment_created``."""
+        assert self._env_creator is not None
+        context = self.env_context.copy_with_overrides(vector_index=index)
+        if index == 0 and self._video_dir is not None:
+            prefix = "evaluation-worker" if self.settings.in_evaluation else "worker"
+            # A sub-env made again records under a name of its own, not over the old videos.
+            again = f"-restart-{self.num_sub_env_restarts}" if self.num_sub_env_restarts else ""
+            env = make_recorded_env(
+                self._env_creator,
+                context,
+                self._video_dir,
+                f"{prefix}-{self.worker_index}{again}",
+                f"{type(self).__name__} {self.worker_index}",
+            )
+        else:
+            env = self._env_creator(context)
+        _check_env(env, self.settings.env)
+        self.callbacks.on_environment_created(
+            worker=self, sub_environment=env, env_context=context, env_index=index
+        )
+        return env
+
+    def recreate_sub_environment(self, index: int) -> Any:
+        """Sub-env ``index`` made anew, in the place of one that failed (its runner closed the
+        old one): ``restart_failed_sub_environments``."""
+        self.num_sub_env_restarts += 1
+        env = self._make_sub_env(index)
+        self.envs[index] = env
+        return env
 
     def _spaces(
         self, given: tuple[gym.Space[Any], gym.Space[Any]] | None

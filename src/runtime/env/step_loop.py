@@ -11,6 +11,10 @@
 - ``_end_episodes(...)`` finishes the episodes that ended (``on_episode_end``, metrics) and
   starts the next ones: a reset, or with a soft horizon a new episode on the running env.
 - ``_start_envs(...)`` resets sub-envs onto fresh episodes and puts their observations in ``obs``.
+- A sub-env that raises in ``step()`` or ``reset()`` is made again (``SubEnvRestarts``, with
+  ``restart_failed_sub_environments``; else the error goes on): its row of the step is marked
+  in ``Step.faulty``, and the caller drops its episode and starts the next with
+  ``_restart_episodes``.
 - ``_new_episode``, ``_reset``, ``_start_episode``, ``_finish_episode`` and ``_hook`` are the
   episode bookkeeping and callbacks; ``pop_metrics`` and ``pop_perf`` hand out the finished
   episodes and the timers (``mean_<timer>_ms`` per step).
@@ -32,11 +36,12 @@ from runtime.core.exploration import Exploration
 from runtime.core.policy import TorchPolicy
 from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor
-from runtime.env.episode import Episode, EpisodeMetrics
+from runtime.env.episode import Episode, EpisodeMetrics, faulty_episode
 from runtime.env.filters import ObservationFilter
 from runtime.env.multi_agent_checks import check_observations
 from runtime.env.preprocessors import Preprocessor
 from runtime.env.runner_metrics import RunnerMetrics
+from runtime.env.sub_env_restarts import SubEnvRestarts
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -65,6 +70,7 @@ class RunnerSettings:
     clip_actions: bool
     clip_rewards: Any
     in_evaluation: bool
+    restart_failed_sub_environments: bool
 
 
 class Step(NamedTuple):
@@ -79,6 +85,10 @@ class Step(NamedTuple):
     done: Array  #: ``terminateds | truncateds``
     next_obs: Array  #: the new observations, preprocessed and filtered (the final ones)
     stepped_at: float  #: ``time.perf_counter()`` when the envs had stepped (for ``_count_step``)
+    #: Rows whose sub-env raised and was made again (None: none did): their episode is over
+    #: (``done``, truncated, reward 0, a zero ``next_obs``) and is to be dropped
+    #: (``_restart_episodes``).
+    faulty: list[int] | None = None
 
 
 class StepLoop(RunnerMetrics):
@@ -129,6 +139,11 @@ class StepLoop(RunnerMetrics):
         self.ep_len = np.zeros(self.num_envs, dtype=np.int64)
         self.ep_ret = np.zeros(self.num_envs, dtype=np.float64)
         self._recent: dict[int, Episode] = {}
+        self._restarts = SubEnvRestarts(
+            worker, envs, bool(settings.restart_failed_sub_environments)
+        )
+        #: Episodes cut off by a failed sub-env whose rows are still to be dropped.
+        self._faulty_ids: set[int] = set()
 
     def get_sub_environments(self) -> list[Any]:
         return self.envs
@@ -160,9 +175,16 @@ class StepLoop(RunnerMetrics):
         truncs = np.zeros(n, dtype=bool)
         infos: list[Any] = [None] * n
         raw: list[Any] = [None] * n
+        faulty: list[int] | None = None
         t2 = time.perf_counter()
-        for j, env in enumerate(envs):
-            raw[j], rewards[j], terms[j], truncs[j], infos[j] = env.step(env_actions[j])
+        try:
+            for j, env in enumerate(envs):
+                raw[j], rewards[j], terms[j], truncs[j], infos[j] = env.step(env_actions[j])
+        except Exception as error:
+            # (The try costs the loop nothing while no sub-env raises.)
+            faulty = self._step_after_failure(
+                envs, env_ids, env_actions, j, error, raw, rewards, terms, truncs, infos
+            )
         t3 = time.perf_counter()
         if idx is None:
             self.ep_len += 1
@@ -175,9 +197,14 @@ class StepLoop(RunnerMetrics):
         if self.horizon:
             truncs |= (ep_len >= int(self.horizon)) & ~terms
         done = terms | truncs
-        next_obs = self._process(raw, update)
+        if faulty is None:
+            next_obs = self._process(raw, update)
+        else:
+            next_obs = self._process_around(raw, faulty, update)
         if self._step_hook:
             for j, i in enumerate(range(n) if env_ids is None else env_ids):
+                if faulty is not None and j in faulty:
+                    continue
                 episode = self.episodes[i]
                 episode.length = int(self.ep_len[i])
                 episode.total_reward = float(self.ep_ret[i])
@@ -188,7 +215,52 @@ class StepLoop(RunnerMetrics):
         perf["inference"] += t1 - t0
         perf["action_processing"] += t2 - t1
         perf["env_wait"] += t3 - t2
-        return Step(actions, extra, rewards, terms, truncs, infos, done, next_obs, t3)
+        return Step(actions, extra, rewards, terms, truncs, infos, done, next_obs, t3, faulty)
+
+    def _step_after_failure(
+        self,
+        envs: list[Any],
+        env_ids: list[int] | None,
+        env_actions: Any,
+        failed: int,
+        error: Exception,
+        raw: list[Any],
+        rewards: Array,
+        terms: Array,
+        truncs: Array,
+        infos: list[Any],
+    ) -> list[int]:
+        """The rest of a step in which the sub-env of row ``failed`` raised ``error``: make it
+        again (or raise, without restarts), then step the rows after it one by one, each
+        guarded the same way. Returns the rows whose sub-env failed; each ends its episode
+        (truncated, reward 0)."""
+        faulty: list[int] = []
+        j: int | None = failed
+        while j is not None:
+            i = j if env_ids is None else env_ids[j]
+            self._restarts.restart(i, "step()", error)
+            if envs is not self.envs:
+                envs[j] = self.envs[i]
+            faulty.append(j)
+            rewards[j], terms[j], truncs[j], infos[j] = 0.0, False, True, {}
+            j = None
+            for k in range(faulty[-1] + 1, len(envs)):
+                try:
+                    raw[k], rewards[k], terms[k], truncs[k], infos[k] = envs[k].step(env_actions[k])
+                except Exception as next_error:
+                    j, error = k, next_error
+                    break
+        return faulty
+
+    def _process_around(self, raw: list[Any], faulty: list[int], update: bool) -> Array:
+        """``_process`` of the rows that have an observation; the faulty rows (no observation)
+        get zeros, which ``_restart_episodes`` replaces with their new episodes' first ones."""
+        assert self.obs is not None
+        out = np.zeros((len(raw), *self.obs.shape[1:]), dtype=self.obs.dtype)
+        kept = [j for j in range(len(raw)) if j not in faulty]
+        if kept:
+            out[kept] = self._process([raw[j] for j in kept], update)
+        return out
 
     def _count_step(self, stepped_at: float) -> None:
         """Closes a step's timers: the time since ``Step.stepped_at`` was observation processing
@@ -226,6 +298,19 @@ class StepLoop(RunnerMetrics):
             next_obs[reset_rows] = self._process(reset_obs, update)
         return total
 
+    def _restart_episodes(
+        self, envs: list[int], rows: list[int], next_obs: Array, update: bool
+    ) -> None:
+        """Drop the episodes of the sub-envs ``envs``, which failed and were made again (each a
+        faulty episode; no ``on_episode_end``: the episode did not end), and start their next
+        ones: the first observations go to ``next_obs`` (row ``rows[k]`` is ``envs[k]``'s)."""
+        reset_obs: list[Any] = []
+        for i in envs:
+            self._faulty_ids.add(int(self.eps_ids[i]))
+            self.finished.append(faulty_episode())
+            reset_obs.append(self._reset(i, first=False))
+        next_obs[rows] = self._process(reset_obs, update)
+
     def _start_envs(self, envs: list[int], first: bool, update: bool) -> None:
         """Reset the sub-envs ``envs`` onto fresh episodes (seeded if ``first``) and put their
         observations in ``obs``."""
@@ -260,10 +345,14 @@ class StepLoop(RunnerMetrics):
 
     def _reset(self, index: int, first: bool) -> Any:
         episode = self._new_episode(index)
-        seed = None
-        if first and self.seed is not None:
-            seed = int(self.seed) + 1000 * self.worker.worker_index + index
-        obs, info = self.envs[index].reset(seed=seed)
+        first_seed = None
+        if self.seed is not None:
+            first_seed = int(self.seed) + 1000 * self.worker.worker_index + index
+        (obs, info), seed, failed = self._restarts.reset(
+            index, first_seed if first else None, first_seed
+        )
+        for _ in range(failed):
+            self.finished.append(faulty_episode())
         if self._obs_space is not None:
             # (A per-step check would cost the sampling loop; one per episode is cheap.)
             label = type(getattr(self.envs[index], "unwrapped", self.envs[index])).__name__

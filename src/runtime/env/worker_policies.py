@@ -21,8 +21,10 @@ from runtime.env.policy_setup import (
     Spaces,
     ToTrain,
     builder_for,
+    call_mapping_fn,
     infer_spaces,
     policy_config,
+    takes_agent_only,
     wants_training,
 )
 from runtime.env.preprocessors import Preprocessor, get_preprocessor
@@ -158,9 +160,11 @@ class WorkerPolicies:
             policy.on_global_var_update(self._global_vars)
 
     def map_agent(self, agent_id: Any, episode: Any, worker: Any = None, **kwargs: Any) -> str:
-        """The policy id of ``agent_id`` by the current mapping function; an id that is not a
-        policy is a ValueError naming the agent and the id."""
-        policy_id = self.policy_mapping_fn(agent_id, episode, worker=self, **kwargs)
+        """The policy id of ``agent_id`` by the current mapping function (one of the older form
+        ``fn(agent_id)`` is called with the agent id only); an id that is not a policy is a
+        ValueError naming the agent and the id."""
+        fn = self.policy_mapping_fn
+        policy_id = call_mapping_fn(fn, takes_agent_only(fn), agent_id, episode, self, **kwargs)
         if policy_id not in self.policy_specs:
             known = ", ".join(map(repr, self.policy_specs))
             raise ValueError(

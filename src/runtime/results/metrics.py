@@ -11,9 +11,15 @@ from runtime.env.episode import EpisodeMetrics
 
 
 def summarize_episodes(
-    episodes: list[EpisodeMetrics], new_episodes: int | None = None
+    episodes: list[EpisodeMetrics], new_episodes: int | None = None, num_faulty: int | None = None
 ) -> dict[str, Any]:
-    """The reference's episode keys over ``episodes`` (nan when there are none)."""
+    """The reference's episode keys over ``episodes`` (nan when there are none). Faulty
+    episodes (cut off by a failed sub-env) are left out of every metric and counted in
+    ``num_faulty_episodes`` (``num_faulty``: that count, when they were taken out already)."""
+    if num_faulty is None:
+        num_faulty = sum(e.faulty for e in episodes)
+    if num_faulty:
+        episodes = [e for e in episodes if not e.faulty]
     rewards = [e.total_reward for e in episodes]
     lengths = [e.length for e in episodes]
     custom: dict[str, list[float]] = defaultdict(list)
@@ -48,6 +54,7 @@ def summarize_episodes(
             **{f"policy_{p}_reward": r for p, r in policy_rewards.items()},
             **hist,
         },
+        "num_faulty_episodes": num_faulty,
     }
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
 from rlconf.unresolved_spaces import refuse_search_spaces
+from runtime.env.env_preparation import clips_atari_rewards
 
 if TYPE_CHECKING:
     from runtime.algorithm import Algorithm
@@ -65,4 +66,8 @@ def resolve_config(
     if env is not None:
         resolved.environment(env)
     refuse_search_spaces(resolved, where)
+    if clips_atari_rewards(resolved, where):
+        # The reference clips the rewards of envs under the DeepMind wrappers when clip_rewards
+        # is None; the rollout workers read the resolved value.
+        resolved.environment(clip_rewards=True)
     return resolved.freeze()

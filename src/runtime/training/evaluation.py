@@ -62,7 +62,8 @@ def run_evaluation(
     episodes: list[EpisodeMetrics] = []
     steps = 0
     started: set[int] = set()
-    while (left := duration_fn(len(episodes) if by_episodes else steps)) > 0:
+    # (Faulty episodes, cut off by a failed sub-env, come along but are not evaluated ones.)
+    while (left := duration_fn(_evaluated(episodes) if by_episodes else steps)) > 0:
         if workers.num_workers == 0:
             found, taken = _evaluate(workers.local_worker(), left, by_episodes, 0 not in started)
             started.add(0)
@@ -90,6 +91,10 @@ def run_evaluation(
             episodes += found
             steps += taken
     return episodes, steps
+
+
+def _evaluated(episodes: list[EpisodeMetrics]) -> int:
+    return sum(not e.faulty for e in episodes)
 
 
 def _evaluate(

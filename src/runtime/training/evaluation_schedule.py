@@ -20,6 +20,7 @@ from runtime.callbacks import DefaultCallbacks
 from runtime.cluster.resources import Role
 from runtime.core.policy import PolicyBuilder
 from runtime.core.settings import settings_of
+from runtime.env.env_preparation import prepared_creator
 from runtime.env.env_registry import EnvCreator
 from runtime.env.recording import video_folder
 from runtime.env.worker_set import WorkerSet
@@ -180,8 +181,12 @@ class EvaluationSchedule(Trainable):
         that many remote workers, all running the evaluation config."""
         num_workers = int(self.settings.evaluation_num_workers)
         eval_config = evaluation_config(self.config)
+        creator = self.env_creator
+        if creator is not None:
+            # Its envs prepared as the evaluation config asks (preprocessor_pref, model keys).
+            creator = prepared_creator(creator, eval_config, type(self).__name__)
         workers = WorkerSet(
-            env_creator=self.env_creator,
+            env_creator=creator,
             config=eval_config,
             policy_class=self.policy_class,
             num_workers=num_workers,

@@ -53,8 +53,15 @@ class ResultBookkeeping(Trainable):
         ``info`` merged with the counters)."""
         new = self._pending_episodes
         self._pending_episodes = []
+        # Faulty episodes (cut off by a failed sub-env) are this iteration's count only: they
+        # are neither finished episodes nor part of the smoothing window.
+        faulty = sum(e.faulty for e in new)
+        if faulty:
+            new = [e for e in new if not e.faulty]
         self._num_episodes += len(new)
-        result = summarize_episodes(self._history.smoothed(new), new_episodes=len(new))
+        result = summarize_episodes(
+            self._history.smoothed(new), new_episodes=len(new), num_faulty=faulty
+        )
         counters = dict(self._counters)
         info = dict(step_results.get("info", {}))
         info.update(counters)
@@ -109,6 +116,7 @@ SAMPLER_RESULT_KEYS = (
     "custom_metrics",
     "hist_stats",
     "sampler_perf",
+    "num_faulty_episodes",
 )
 
 

@@ -31,17 +31,11 @@ REFUSED: dict[str, tuple[Any, str]] = {
         "input batches are trained on as written (output writes them postprocessed)",
     ),
     "render_env": (False, "rendering is not available; render in a callback or an env wrapper"),
-    "preprocessor_pref": (
-        "deepmind",
-        "observations always go through rlconf's own preprocessor (flattened, one-hot; images "
-        "stay images for conv models)",
-    ),
     "compress_observations": (
         False,
         "sample batches are not compressed in memory (output_compress_columns compresses "
         "output files)",
     ),
-    "_disable_preprocessor_api": (False, "observations are always preprocessed"),
     "_disable_action_flattening": (
         False,
         "the runtime's action spaces are flat (Box, Discrete, MultiDiscrete)",
@@ -52,7 +46,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
         [],
         "off-policy estimators ('is', 'wis', 'simulation') are not available",
     ),
-    "model.max_seq_len": (20, "recurrent models are not supported"),
     "multiagent.replay_mode": (
         "independent",
         "lockstep replay is not available; each policy replays its own transitions",

@@ -206,10 +206,13 @@ def _finite_bounds(box: gym.spaces.Box) -> tuple[np.ndarray, np.ndarray]:
 def refuse_unused_model_keys(model: dict[str, Any]) -> None:
     """Without ``use_state_preprocessor`` no network is built from ``model``: a key set to
     anything but its default would act nowhere, so it is refused rather than ignored."""
-    from rlconf.model_config import MODEL_DEFAULTS
+    from rlconf.model_config import MODEL_DEFAULTS, PREPROCESSING_DEFAULTS
 
     defaults: dict[str, Any] = dict(MODEL_DEFAULTS)
     for key in sorted(model):
+        # These act on the env's observations, whatever the networks.
+        if key in PREPROCESSING_DEFAULTS:
+            continue
         if key in defaults and model[key] != defaults[key]:
             raise ConfigError.single(
                 "DDPG (build)",
