@@ -300,3 +300,7 @@ def test_a_plan_the_cluster_cannot_hold_is_one_error_line_and_code_2(
     assert code == 2
     assert "error: PPO: the config asks for more than the Ray cluster has: GPU 1" in err
     assert "Traceback" not in err
+    import ray
+
+    # The Ray this build started went with it: a later ray.init() here starts afresh.
+    assert not ray.is_initialized()

@@ -136,5 +136,14 @@ def reserve_placement(plan: ResourcePlan, config: AlgorithmConfig, owner: str) -
     """The placement group of the plan's actors, with Ray started for it; None without actors."""
     if not plan.num_actors:
         return None
-    ensure_ray(config, num_cpus=local_cluster_cpus(plan))
-    return Placement.reserve(plan, float(device_settings(config).placement_timeout_s), owner)
+    started = ensure_ray(config, num_cpus=local_cluster_cpus(plan))
+    try:
+        return Placement.reserve(plan, float(device_settings(config).placement_timeout_s), owner)
+    except BaseException:
+        # A plan refused (or a wait given up) leaves no Ray behind that this build started:
+        # the caller may go on, and a later build or ray.init() in this process starts afresh.
+        if started:
+            import ray
+
+            ray.shutdown()
+        raise
