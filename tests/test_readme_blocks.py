@@ -752,11 +752,26 @@ def _ci_commands() -> list[list[str]]:
     return [words for chain in _commands(CI_SCRIPT.read_text()) for words in _chain(chain)]
 
 
+#: pytest's options that change how the suite runs, not what: quiet, pytest-xdist's workers
+#: (`-n 2 --dist loadfile`), each with its value, and the report of durations.
+_RUN_OPTIONS = {"-q": 0, "-n": 1, "--dist": 1}
+
+
 def _normal(words: list[str]) -> list[str]:
-    """``python -m pip`` is ``pip``; ``-q`` and the venv's name don't matter."""
+    """``python -m pip`` is ``pip``; ``-q``, pytest-xdist's options and the venv's name don't
+    matter."""
     if words[:3] == ["python", "-m", "pip"]:
         words = ["pip", *words[3:]]
-    return [w.replace(".venv-ci", ".venv") for w in words if w != "-q"]
+    kept: list[str] = []
+    skip = 0
+    for word in words:
+        if skip:
+            skip -= 1
+        elif word in _RUN_OPTIONS:
+            skip = _RUN_OPTIONS[word]
+        elif not word.startswith("--durations="):
+            kept.append(word.replace(".venv-ci", ".venv"))
+    return kept
 
 
 def _without_extras(words: list[str]) -> list[str]:
