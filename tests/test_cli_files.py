@@ -121,7 +121,9 @@ def test_the_multi_agent_tuned_file_runs_as_written_from_the_repository_root(
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert "iter    1  steps      256" in done.stdout
+    # The file's criteria and the --stop flag's, each against its target.
+    assert "iter    1/1  steps      256/100000  " in done.stdout
+    assert "worst_policy_reward_mean " in done.stdout
     (run,) = tmp_path.glob("PPO_examples.multi_agent_cartpole-MultiAgentCartPole_*")
     assert (run / "checkpoint_000001").is_dir()  # checkpoint_at_end: true
     # -v: INFO records on stderr, each once.
