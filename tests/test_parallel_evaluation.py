@@ -110,8 +110,9 @@ def test_auto_duration_evaluates_for_as_long_as_training_runs() -> None:
         evaluation = algo.train()["evaluation"]
     finally:
         algo.stop()
-    # ~0.5 s of training and 10-step rounds of a 5 ms env: several rounds, not one
-    assert evaluation["timesteps_this_iter"] >= 40
+    # ~0.5 s of training and 10-step rounds of a 5 ms env: more than one round (about ten on an
+    # idle machine; on a busy one, where the suite's other worker takes a core, as few as 3).
+    assert evaluation["timesteps_this_iter"] >= 20
     assert evaluation["timesteps_this_iter"] % 10 == 0
 
 
