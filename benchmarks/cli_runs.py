@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -121,3 +122,46 @@ def solve_main(
         "runs": runs,
     }
     print(json.dumps(summary))
+
+
+def reference_run(script: Path, seed: int, python: str) -> dict[str, Any]:
+    """Run a reference script (``sb3_*.py``) for one seed under ``python``, as its own
+    process: its last stdout line (JSON) plus the whole-process ``wall_s``."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        [python, str(script), "--seed", str(seed)], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    output, _ = process.communicate()
+    wall = time.perf_counter() - start
+    if process.returncode != 0:
+        raise RuntimeError(
+            f"{script.name} seed {seed}: exit {process.returncode}\n{output[-2000:]}"
+        )
+    result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    result["wall_s"] = round(wall, 2)
+    return result
+
+
+def reference_python(given: str | None, module: str) -> str | None:
+    """The interpreter of the reference runs: the one given, else this one when it can import
+    ``module``; None when neither (only our side runs)."""
+    if given:
+        return given
+    if importlib.util.find_spec(module) is not None:
+        return sys.executable
+    return None
+
+
+def add_reference(summary: dict[str, Any], references: list[dict[str, Any]]) -> None:
+    """The reference runs' medians in ``summary`` (``sb3_*``) and the ratio of the median wall
+    times (ours / the reference's), printed with the env steps of both."""
+    sb3_wall = statistics.median(r["wall_s"] for r in references)
+    summary["sb3_median_wall_s"] = sb3_wall
+    summary["sb3_median_env_steps"] = statistics.median(r["env_steps"] for r in references)
+    summary["sb3_all_solved"] = all(r["solved"] for r in references)
+    summary["sb3_runs"] = references
+    summary["wall_ratio"] = round(summary["median_wall_s"] / sb3_wall, 3)
+    print(
+        f"wall-time ratio (rlconf / SB3, medians): {summary['wall_ratio']:.2f}; env steps "
+        f"{summary['median_env_steps']:.0f} vs {summary['sb3_median_env_steps']:.0f}"
+    )

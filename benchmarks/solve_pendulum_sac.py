@@ -21,17 +21,13 @@ object on its last line.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from typing import Any
 
-from cli_runs import ROOT, train
+from cli_runs import ROOT, add_reference, reference_python, reference_run, train
 from machine import print_machine
 
 SAC_JOB = ROOT / "examples" / "tuned" / "pendulum-sac.yaml"
@@ -63,29 +59,9 @@ def ours(seed: int, local_dir: str) -> dict[str, Any]:
 
 
 def sb3(seed: int, python: str) -> dict[str, Any]:
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        [python, str(SB3_SCRIPT), "--seed", str(seed)],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    output, _ = process.communicate()
-    wall = time.perf_counter() - start
-    if process.returncode != 0:
-        raise RuntimeError(f"SB3 seed {seed}: exit {process.returncode}\n{output[-2000:]}")
-    result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
-    result["wall_s"] = round(wall, 2)
+    result = reference_run(SB3_SCRIPT, seed, python)
     result["solved"] = result["eval_reward"] >= TARGET
     return result
-
-
-def _sb3_python(given: str | None) -> str | None:
-    if given:
-        return given
-    if importlib.util.find_spec("stable_baselines3") is not None:
-        return sys.executable
-    return None
 
 
 def main() -> None:
@@ -96,7 +72,7 @@ def main() -> None:
     machine = print_machine()
     with tempfile.TemporaryDirectory(prefix="rlconf_solve_") as local_dir:
         runs = [ours(seed, local_dir) for seed in args.seeds]
-    python = _sb3_python(args.sb3_python)
+    python = reference_python(args.sb3_python, "stable_baselines3")
     references = [sb3(seed, python) for seed in args.seeds] if python else []
     print("rlconf SAC (examples/tuned/pendulum-sac.yaml)")
     print("seed  wall s   steps  eval mean  updates/s  RSS MB")
@@ -119,16 +95,7 @@ def main() -> None:
         print("seed  wall s   steps  eval mean")
         for r in references:
             print(f"{r['seed']:4d} {r['wall_s']:7.2f} {r['env_steps']:7d} {r['eval_reward']:10.1f}")
-        sb3_wall = statistics.median(r["wall_s"] for r in references)
-        summary["sb3_median_wall_s"] = sb3_wall
-        summary["sb3_median_env_steps"] = statistics.median(r["env_steps"] for r in references)
-        summary["sb3_all_solved"] = all(r["solved"] for r in references)
-        summary["sb3_runs"] = references
-        summary["wall_ratio"] = round(summary["median_wall_s"] / sb3_wall, 3)
-        print(
-            f"wall-time ratio (rlconf / SB3, medians): {summary['wall_ratio']:.2f}; env steps "
-            f"{summary['median_env_steps']:.0f} vs {summary['sb3_median_env_steps']:.0f}"
-        )
+        add_reference(summary, references)
     else:
         print("Stable-Baselines3 not found (give --sb3-python): no reference run, no ratio")
     print(json.dumps(summary))

@@ -56,6 +56,7 @@ from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
+from runtime.core.sequences import sequence_bounds
 from runtime.core.tanh import Tanh
 from runtime.env.env_preparation import EnvPreparation
 from runtime.env.env_registry import env_creator_for
@@ -337,6 +338,47 @@ def check_image_model_settings() -> None:
     assert torch.nn.ReLU not in kinds
 
 
+def check_memory_model_settings() -> None:
+    # the LSTM's and the attention net's keys shape the network built (tests/test_model_keys.py
+    # and tests/test_memory_models.py train them); max_seq_len cuts the sequences trained on
+    obs, actions = gym.spaces.Box(-1.0, 1.0, (3,), np.float32), gym.spaces.Discrete(2)
+    lstm = PPOConfig().training(
+        model={
+            "use_lstm": True,
+            "lstm_cell_size": 7,
+            "lstm_use_prev_action": True,
+            "lstm_use_prev_reward": True,
+            "fcnet_hiddens": [5],
+        }
+    )["model"]
+    net: Any = ModelCatalog.get_model(obs, actions, 2, dict(lstm))
+    assert net.lstm.hidden_size == 7 and net.lstm.input_size == 5 + 2 + 1
+    attention = PPOConfig().training(
+        model={
+            "use_attention": True,
+            "attention_num_transformer_units": 2,
+            "attention_dim": 8,
+            "attention_num_heads": 2,
+            "attention_head_dim": 4,
+            "attention_memory_inference": 3,
+            "attention_memory_training": 5,
+            "attention_position_wise_mlp_dim": 6,
+            "attention_init_gru_gate_bias": 1.5,
+            "attention_use_n_prev_actions": 2,
+            "attention_use_n_prev_rewards": 1,
+        }
+    )["model"]
+    net = ModelCatalog.get_model(obs, actions, 2, dict(attention))
+    assert len(net.units) == 2 and net.dim == 8
+    assert (net.memory_inference, net.memory_training) == (3, 5)
+    assert (net.n_prev_actions, net.n_prev_rewards) == (2, 1)
+    state = net.get_initial_state()
+    assert [tuple(s.shape) for s in state][:2] == [(5, 8), (5, 8)]
+    assert sum(p.numel() for p in net.parameters()) > 0
+    columns = {"eps_id": np.zeros(10, np.int64)}
+    assert sequence_bounds(columns, 4)[1].tolist() == [4, 4, 2]
+
+
 def check_atari_image_settings() -> None:
     # dim and framestack act in the DeepMind wrappers; dim, grayscale and zero_mean in the
     # pixel preprocessor of raw 210x160x3 frames (tests/test_atari.py has the details)
@@ -555,6 +597,25 @@ TARGETED: dict[str, Callable[..., None]] = {
     "model.conv_activation": check_image_model_settings,
     "model.post_fcnet_activation": check_image_model_settings,
     "model.custom_model_config": check_custom_model_config,
+    **{
+        f"model.{key}": check_memory_model_settings
+        for key in (
+            "max_seq_len",
+            "lstm_cell_size",
+            "lstm_use_prev_action",
+            "lstm_use_prev_reward",
+            "attention_num_transformer_units",
+            "attention_dim",
+            "attention_num_heads",
+            "attention_head_dim",
+            "attention_memory_inference",
+            "attention_memory_training",
+            "attention_position_wise_mlp_dim",
+            "attention_init_gru_gate_bias",
+            "attention_use_n_prev_actions",
+            "attention_use_n_prev_rewards",
+        )
+    },
     "model.dim": check_atari_image_settings,
     "model.grayscale": check_atari_image_settings,
     "model.zero_mean": check_atari_image_settings,

@@ -1,7 +1,7 @@
 """Every key of the reference's model dict is accepted at its default value, so that a
 ``params.json`` RLlib wrote with its full model dict loads; set to another value, a key acts
-or is refused with the reason (the recurrent and attention keys: one table,
-``rlconf.inert_keys.RECURRENT_MODEL_DEFAULTS``)."""
+or is refused with the reason; the recurrent and attention keys build the LSTM and attention
+networks (``tests/test_memory_models.py`` trains them)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from gymnasium.spaces import Box, Discrete
 
 from rlconf import ConfigError, PPOConfig
-from rlconf.inert_keys import RECURRENT_MODEL_DEFAULTS
 from rlconf.model_config import ModelConfigDict
+from runtime import ModelCatalog
 
 #: RLlib's MODEL_DEFAULTS (rllib/models/catalog.py) of the era rlconf reproduces (Ray 2.0),
 #: as its params.json holds them; -1 is its DEPRECATED_VALUE.
@@ -126,48 +127,53 @@ def test_rllibs_full_model_dict_loads_and_builds(
         algo.stop()
     # the keys that ask for nothing here are named in the build's one warning
     (note,) = [r.getMessage() for r in caplog.records if "no effect" in r.getMessage()]
-    assert "model.lstm_cell_size=256" in note and "model.attention_dim=64" in note
+    assert "model.lstm_use_prev_action_reward=-1" in note and "model._time_major=False" in note
+    assert "lstm_cell_size" not in note and "attention_dim" not in note
 
 
-#: A value other than the default for each recurrent and attention key.
-OTHER: dict[str, Any] = {
-    "use_lstm": True,
-    "max_seq_len": 50,
-    "lstm_cell_size": 64,
-    "lstm_use_prev_action": True,
-    "lstm_use_prev_reward": True,
-    "lstm_use_prev_action_reward": True,
-    "_time_major": True,
-    "use_attention": True,
-    "attention_num_transformer_units": 2,
-    "attention_dim": 32,
-    "attention_num_heads": 2,
-    "attention_head_dim": 16,
-    "attention_memory_inference": 10,
-    "attention_memory_training": 10,
-    "attention_position_wise_mlp_dim": 16,
-    "attention_init_gru_gate_bias": 1.0,
-    "attention_use_n_prev_actions": 1,
-    "attention_use_n_prev_rewards": 1,
-}
+#: The memory keys at other values, and what each changes in the network built.
+MEMORY_KEYS: list[tuple[dict[str, Any], str, Any]] = [
+    ({"use_lstm": True, "lstm_cell_size": 64}, "lstm.hidden_size", 64),
+    ({"use_lstm": True, "lstm_use_prev_action": True}, "uses_prev_actions", True),
+    ({"use_lstm": True, "lstm_use_prev_reward": True}, "uses_prev_rewards", True),
+    ({"use_lstm": True, "lstm_use_prev_action": True}, "lstm.input_size", 256 + 2),
+    ({"use_attention": True, "attention_dim": 32}, "dim", 32),
+    ({"use_attention": True, "attention_num_transformer_units": 2}, "units.__len__", 2),
+    ({"use_attention": True, "attention_memory_inference": 10}, "memory_inference", 10),
+    ({"use_attention": True, "attention_memory_training": 12}, "memory_training", 12),
+    ({"use_attention": True, "attention_use_n_prev_actions": 3}, "n_prev_actions", 3),
+    ({"use_attention": True, "attention_use_n_prev_rewards": 2}, "n_prev_rewards", 2),
+]
 
 
-def test_other_covers_every_recurrent_key() -> None:
-    assert set(OTHER) == set(RECURRENT_MODEL_DEFAULTS)
+@pytest.mark.parametrize(("model", "attribute", "expected"), MEMORY_KEYS)
+def test_the_memory_keys_build_what_they_name(
+    model: dict[str, Any], attribute: str, expected: Any
+) -> None:
+    config = PPOConfig().training(model=cast(ModelConfigDict, model))
+    built = ModelCatalog.get_model(Box(-1, 1, (4,)), Discrete(2), 2, dict(config["model"]))
+    value: Any = built
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    assert (value() if callable(value) else value) == expected
 
 
-@pytest.mark.parametrize("key", sorted(OTHER))
-def test_each_recurrent_or_attention_key_at_another_value_is_refused_naming_it(key: str) -> None:
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("_time_major", True, "batch-major"),
+        ("lstm_use_prev_action_reward", True, "lstm_use_prev_action and lstm_use_prev_reward"),
+    ],
+)
+def test_memory_switches_without_an_effect_here_are_refused_with_the_reason(
+    key: str, value: Any, reason: str
+) -> None:
     with pytest.raises(ConfigError) as caught:
-        PPOConfig().training(model=cast(ModelConfigDict, {key: OTHER[key]}))
+        PPOConfig().training(model=cast(ModelConfigDict, {key: value}))
     (issue,) = caught.value.issues
-    assert issue.field == f"model.{key}"
-    assert "recurrent models are not supported yet" in issue.problem
-    assert "neither LSTM nor attention/GTrXL" in issue.problem
-    assert repr(RECURRENT_MODEL_DEFAULTS[key]) in issue.allowed
-    # the same from a params.json
+    assert issue.field == f"model.{key}" and reason in issue.problem
     with pytest.raises(ConfigError, match=rf"model\.{key}"):
-        PPOConfig.from_dict({"model": {key: OTHER[key]}})
+        PPOConfig.from_dict({"model": {key: value}})
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,11 @@ OFF_SWITCHES: dict[str, Any] = {
     "_enable_rl_module_api": False,
     "_enable_learner_api": False,
     "_disable_execution_plan_api": True,
-    "model": {"use_lstm": False, "_disable_preprocessor_api": False, "use_attention": False},
+    "model": {
+        "_time_major": False,
+        "_disable_preprocessor_api": False,
+        "custom_preprocessor": None,
+    },
 }
 
 
@@ -56,7 +60,7 @@ def test_off_switches_are_accepted_and_kept_on_every_dict_path(tmp_path: Path) -
     expected.update({f"model.{k}": v for k, v in OFF_SWITCHES["model"].items()})
     assert config.inert_settings() == expected
     assert config["eager_tracing"] is False and config.enable_connectors is False
-    assert config.model["use_lstm"] is False
+    assert config.model["_time_major"] is False
     assert PPOConfig().update_from_dict(OFF_SWITCHES) == config
     # they don't vanish: to_dict(), JSON and pickling give them back
     assert PPOConfig.from_dict(config.to_dict()) == config
@@ -65,13 +69,13 @@ def test_off_switches_are_accepted_and_kept_on_every_dict_path(tmp_path: Path) -
     path = tmp_path / "exp.yaml"
     path.write_text(
         "cartpole:\n  run: PPO\n  env: CartPole-v1\n  stop: {training_iteration: 1}\n"
-        "  config: {eager_tracing: false, enable_connectors: false, model: {use_lstm: false}}\n"
+        "  config: {eager_tracing: false, enable_connectors: false, model: {_time_major: false}}\n"
     )
     (experiment,) = load_experiments(path)
     assert experiment.config.inert_settings() == {
         "eager_tracing": False,
         "enable_connectors": False,
-        "model.use_lstm": False,
+        "model._time_major": False,
     }
 
 
@@ -79,14 +83,14 @@ def test_off_switches_are_accepted_as_keywords_of_their_method_and_by_assignment
     config = PPOConfig()
     config.framework("torch", eager_tracing=False)  # type: ignore[call-arg]
     config.rollouts(enable_connectors=False)  # type: ignore[call-arg]
-    config.training(_enable_learner_api=False, model={"use_lstm": False})  # type: ignore[call-arg]
+    config.training(_enable_learner_api=False, model={"_time_major": False})  # type: ignore[call-arg]
     config["_enable_rl_module_api"] = False
     assert set(config.inert_settings()) == {
         "eager_tracing",
         "enable_connectors",
         "_enable_learner_api",
         "_enable_rl_module_api",
-        "model.use_lstm",
+        "model._time_major",
     }
     with pytest.raises(ConfigError, match=r"eager_tracing: is accepted by PPOConfig\.framework"):
         config.rollouts(eager_tracing=False)  # type: ignore[call-arg]
@@ -105,7 +109,7 @@ def test_off_switches_are_accepted_as_keywords_of_their_method_and_by_assignment
         ),
         ({"_enable_learner_api": 1}, "_enable_learner_api", "learner group"),
         ({"tf_session_args": {"intra_op_parallelism_threads": 4}}, "tf_session_args", "torch"),
-        ({"model": {"use_lstm": True}}, "model.use_lstm", "recurrent models"),
+        ({"model": {"_time_major": True}}, "model._time_major", "batch-major"),
         ({"model": {"custom_preprocessor": "mine"}}, "model.custom_preprocessor", "wrapper"),
     ],
 )
@@ -145,20 +149,20 @@ def test_json_schema_takes_the_off_switches_and_refuses_the_rest() -> None:
     jsonschema.validate({"eager_tracing": False, "model": {"use_lstm": False}}, schema)
     validator = jsonschema.Draft202012Validator(schema)
     assert not validator.is_valid({"eager_tracing": True})
-    assert not validator.is_valid({"model": {"use_lstm": True}})
+    assert not validator.is_valid({"model": {"_time_major": True}})
     assert "has no effect" in schema["properties"]["enable_connectors"]["description"]
 
 
 def test_build_names_every_off_switch_in_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     config = _small(PGConfig()).update_from_dict(
-        {"eager_tracing": False, "model": {"use_lstm": False}}
+        {"eager_tracing": False, "model": {"_time_major": False}}
     )
     with caplog.at_level(logging.WARNING, logger="runtime"):
         algo = config.build()
     algo.stop()
     (record,) = [r for r in caplog.records if "no effect" in r.getMessage()]
     assert "eager_tracing=False" in record.getMessage()
-    assert "model.use_lstm=False" in record.getMessage()
+    assert "model._time_major=False" in record.getMessage()
     assert "\n" not in record.getMessage()
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="runtime"):

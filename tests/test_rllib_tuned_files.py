@@ -1,8 +1,7 @@
 """RLlib 2.3-2.5's tuned example files for PG, PPO, A2C and DQN, as the Ray project wrote them
 (tests/data/rllib_tuned/, see SOURCE.md there), run with ``rlconf train -f FILE --framework
-torch``: every file loads, the fastest file of each algorithm trains one iteration through the
-command line, and the files that ask for what rlconf cannot do are refused naming the key and
-the reason.
+torch``: every file loads, and the fastest file of each algorithm (with the LSTM and
+parameter-noise files) trains one iteration through the command line.
 """
 
 from __future__ import annotations
@@ -22,22 +21,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*CartPole-v0 is out of date:Dep
 DATA = Path(__file__).parent / "data" / "rllib_tuned"
 FILES = sorted(DATA.glob("*/*.yaml"))
 
-#: Files refused on purpose: file -> (the setting named, words of the reason), each reason one
-#: of a feature the runtime does not have.
-REFUSED: dict[str, list[tuple[str, str]]] = {
-    # model.use_lstm: true (the file's comment: "Test w/ LSTMs.")
-    "ppo/cartpole-ppo-fake-gpus.yaml": [
-        ("cartpole-ppo-fake-gpus.model.use_lstm=True", "recurrent models are not supported"),
-    ],
-    # exploration_config: {type: ParameterNoise}: noise on the model's weights.
-    "dqn/cartpole-dqn-param-noise.yaml": [
-        (
-            "cartpole-dqn-w-param-noise.exploration_config=",
-            "exploration type 'ParameterNoise' is not supported: parameter-space noise",
-        ),
-    ],
-}
-
 #: The fastest file of each algorithm (one process, no Ray workers), trained one iteration.
 TRAINED: dict[str, dict[str, object]] = {
     "pg/cartpole-pg.yaml": {},
@@ -46,6 +29,20 @@ TRAINED: dict[str, dict[str, object]] = {
     # one train step is enough here.
     "a2c/cartpole-a2c.yaml": {"min_time_s_per_iteration": 0},
     "dqn/cartpole-dqn.yaml": {},
+    # An LSTM on two fake GPU towers: sequences split between them (smaller, in one process).
+    "ppo/cartpole-ppo-fake-gpus.yaml": {
+        "num_workers": 0,
+        "train_batch_size": 400,
+        "sgd_minibatch_size": 100,
+    },
+    "ppo/repeatafterme-ppo-lstm.yaml": {},
+    # Noise on the Q-network's weights (ParameterNoise), adapted after each fragment.
+    "dqn/cartpole-dqn-param-noise.yaml": {},
+}
+
+#: Files naming one of RLlib's example envs: the path of rlconf's own (``--env``).
+ENV_PATHS: dict[str, str] = {
+    "ppo/repeatafterme-ppo-lstm.yaml": "runtime.example_envs.RepeatAfterMeEnv",
 }
 
 
@@ -55,19 +52,19 @@ def _name(path: Path) -> str:
 
 def test_the_files_are_all_here() -> None:
     names = {_name(p) for p in FILES}
-    assert set(REFUSED) <= names and set(TRAINED) <= names
+    assert set(TRAINED) <= names
     assert {p.parent.name for p in FILES} == {"pg", "ppo", "a2c", "dqn"}
-    assert len(FILES) == 16
+    assert len(FILES) == 17
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in FILES if _name(p) not in REFUSED], ids=lambda p: _name(p)
-)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: _name(p))
 def test_loads_unchanged_with_framework_torch(path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # no deprecated rlconf name in them
         warnings.filterwarnings("ignore", message=".*out of date", category=DeprecationWarning)
-        experiments = load_experiments(path, Overrides(framework="torch"))
+        experiments = load_experiments(
+            path, Overrides(framework="torch", env=ENV_PATHS.get(_name(path)))
+        )
     assert experiments
     for experiment in experiments:
         assert experiment.config.to_dict()["framework"] == "torch"
@@ -77,17 +74,6 @@ def test_loads_unchanged_with_framework_torch(path: Path) -> None:
 def test_framework_tf_is_what_the_flag_is_for() -> None:
     with pytest.raises(ConfigError, match=r"framework='tf'.*--framework torch"):
         load_experiments(DATA / "pg" / "cartpole-pg.yaml")
-
-
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_refused_naming_the_key_and_the_reason(name: str) -> None:
-    with pytest.raises(ConfigError) as caught:
-        load_experiments(DATA / name, Overrides(framework="torch"))
-    message = str(caught.value)
-    assert f"{len(REFUSED[name])} invalid setting" in message
-    for setting, reason in REFUSED[name]:
-        assert setting in message
-        assert reason in message
 
 
 @pytest.mark.parametrize("name", sorted(TRAINED))
@@ -105,6 +91,8 @@ def test_trains_one_iteration_through_the_cli(name: str, tmp_path: Path) -> None
     ]
     if TRAINED[name]:
         argv += ["--config", json.dumps(TRAINED[name])]
+    if name in ENV_PATHS:
+        argv += ["--env", ENV_PATHS[name]]
     assert main(argv) == 0
     (result_file,) = tmp_path.glob("*/result.json")
     results = [json.loads(line) for line in result_file.read_text().splitlines()]

@@ -39,7 +39,7 @@ def test_every_error_of_a_call_is_reported() -> None:
         (lambda c: c.training(lr=float("nan")), "lr"),
         (lambda c: c.training(model={"fcnet_hiddens": [64, "x"]}), "model.fcnet_hiddens.1"),
         (lambda c: c.training(model={"fcnet_hidens": [64]}), "model.fcnet_hidens"),
-        (lambda c: c.training(model={"use_lstm": True}), "model.use_lstm"),
+        (lambda c: c.training(model={"max_seq_len": 0}), "model.max_seq_len"),
         (lambda c: c.resources(num_gpus=-0.5), "num_gpus"),
         (lambda c: c.resources(placement_strategy="PACKED"), "placement_strategy"),
         (

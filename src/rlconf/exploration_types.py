@@ -46,6 +46,23 @@ class OrnsteinUhlenbeckNoiseArgs(GaussianNoiseArgs, total=False):
     ou_base_scale: Annotated[float, Field(ge=0.0)]
 
 
+class ParameterNoiseArgs(TypedDict, total=False):
+    initial_stddev: Annotated[
+        PosFloat, Field(description="The first stddev of the noise on the network's weights.")
+    ]
+    random_timesteps: Annotated[
+        NonNegInt, Field(description="Act uniformly at random (epsilon 1) first.")
+    ]
+    sub_exploration: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="What picks the action from the noisy network's outputs: an "
+            "EpsilonGreedy, OrnsteinUhlenbeckNoise or GaussianNoise config (None: epsilon 1 "
+            "then 0.01 for Discrete actions, OU noise for Box actions)."
+        ),
+    ]
+
+
 class RandomArgs(TypedDict, total=False):
     """Uniformly random actions; no arguments."""
 
@@ -60,17 +77,13 @@ BUILTIN_EXPLORATION: dict[str, type] = {
     "OrnsteinUhlenbeckNoise": OrnsteinUhlenbeckNoiseArgs,
     "PerWorkerOrnsteinUhlenbeckNoise": OrnsteinUhlenbeckNoiseArgs,
     "Random": RandomArgs,
+    "ParameterNoise": ParameterNoiseArgs,
 }
 
 
 #: RLlib's other exploration types, which rlconf does not have, with the reason; a config naming
 #: one is refused with it.
 NOT_IN_RLCONF: dict[str, str] = {
-    "ParameterNoise": (
-        "parameter-space noise (Gaussian noise added to the model's weights at each episode "
-        "start, its stddev adapted from the noisy and noise-free policies' action distance) is "
-        "not implemented by rlconf's runtime"
-    ),
     "Curiosity": (
         "the intrinsic curiosity module (forward and inverse models learned beside the policy) "
         "is not implemented by rlconf's runtime"

@@ -20,10 +20,6 @@ import annotated_types
 from pydantic import BeforeValidator, WithJsonSchema
 
 _TF_ONLY = "a TensorFlow-only setting; rlconf runs on torch"
-_NO_RECURRENT = (
-    "recurrent models are not supported yet by rlconf's model catalog (neither LSTM nor "
-    "attention/GTrXL wrappers)"
-)
 _RL_MODULES = (
     "a setting of RLlib 2.x's RLModules; rlconf builds its models from the model dict "
     "(model.custom_model for your own)"
@@ -146,30 +142,6 @@ INERT_KEYS: dict[str, InertKey] = {
     ),
 }
 
-#: The recurrent and attention keys of the reference's model dict, at their reference defaults.
-#: The one place they are refused (at any other value): support for LSTM/attention wrappers
-#: lifts the refusal here, key by key.
-RECURRENT_MODEL_DEFAULTS: dict[str, Any] = {
-    "use_lstm": False,
-    "max_seq_len": 20,
-    "lstm_cell_size": 256,
-    "lstm_use_prev_action": False,
-    "lstm_use_prev_reward": False,
-    "lstm_use_prev_action_reward": _DEPRECATED_VALUE,
-    "_time_major": False,
-    "use_attention": False,
-    "attention_num_transformer_units": 1,
-    "attention_dim": 64,
-    "attention_num_heads": 1,
-    "attention_head_dim": 32,
-    "attention_memory_inference": 50,
-    "attention_memory_training": 50,
-    "attention_position_wise_mlp_dim": 32,
-    "attention_init_gru_gate_bias": 2.0,
-    "attention_use_n_prev_actions": 0,
-    "attention_use_n_prev_rewards": 0,
-}
-
 #: RLlib 2.x's weight initializer keys (all None by default), and their ``_config`` dicts.
 _INITIALIZER_KEYS = [
     f"{layers}_{part}_initializer{suffix}"
@@ -190,7 +162,15 @@ _INITIALIZER_KEYS = [
 
 #: Keys of the ``model`` dict; ``rlconf.model_config`` declares them with this metadata.
 INERT_MODEL_KEYS: dict[str, InertKey] = {
-    **{key: InertKey((value,), _NO_RECURRENT) for key, value in RECURRENT_MODEL_DEFAULTS.items()},
+    "lstm_use_prev_action_reward": InertKey(
+        (_DEPRECATED_VALUE,),
+        "the reference's deprecated switch; set lstm_use_prev_action and lstm_use_prev_reward",
+    ),
+    "_time_major": InertKey(
+        (False,),
+        "sequence batches are batch-major (B, T, ...); the time-major layout was a switch of "
+        "the reference's TensorFlow and custom RNN models",
+    ),
     "_disable_preprocessor_api": InertKey(
         (False,),
         "the top-level _disable_preprocessor_api (rollouts()) is the switch that acts; RLlib "

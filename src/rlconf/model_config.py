@@ -96,26 +96,63 @@ class ModelConfigDict(TypedDict, total=False):
             "at build for an env the DeepMind wrappers do not wrap."
         ),
     ]
-    # The reference's recurrent and attention keys: accepted at their defaults only (one table,
-    # rlconf.inert_keys.RECURRENT_MODEL_DEFAULTS).
-    use_lstm: Annotated[bool, _INERT["use_lstm"]]
-    max_seq_len: Annotated[int, _INERT["max_seq_len"]]
-    lstm_cell_size: Annotated[int, _INERT["lstm_cell_size"]]
-    lstm_use_prev_action: Annotated[bool, _INERT["lstm_use_prev_action"]]
-    lstm_use_prev_reward: Annotated[bool, _INERT["lstm_use_prev_reward"]]
+    # Memory: an LSTM or a GTrXL attention net over the features of the network above.
+    use_lstm: Annotated[
+        bool,
+        Field(
+            description="Feed the network's features (with the previous action and reward, "
+            "see lstm_use_prev_*) through an LSTM; the policy and value outputs read its output. "
+            "On-policy algorithms (PPO, A2C, PG) train on zero-padded sequences of max_seq_len."
+        ),
+    ]
+    max_seq_len: Annotated[
+        PosInt,
+        Field(
+            description="The longest sequence a model with memory trains on: an episode's "
+            "rows are cut into sequences of at most this many steps, each started from the "
+            "state it was acted from."
+        ),
+    ]
+    lstm_cell_size: Annotated[PosInt, Field(description="The LSTM's hidden (and cell) size.")]
+    lstm_use_prev_action: Annotated[
+        bool, Field(description="Feed the LSTM the previous action (one-hot when discrete).")
+    ]
+    lstm_use_prev_reward: Annotated[bool, Field(description="Feed the LSTM the previous reward.")]
     lstm_use_prev_action_reward: Annotated[int | bool, _INERT["lstm_use_prev_action_reward"]]
     _time_major: Annotated[bool, _INERT["_time_major"]]
-    use_attention: Annotated[bool, _INERT["use_attention"]]
-    attention_num_transformer_units: Annotated[int, _INERT["attention_num_transformer_units"]]
-    attention_dim: Annotated[int, _INERT["attention_dim"]]
-    attention_num_heads: Annotated[int, _INERT["attention_num_heads"]]
-    attention_head_dim: Annotated[int, _INERT["attention_head_dim"]]
-    attention_memory_inference: Annotated[int, _INERT["attention_memory_inference"]]
-    attention_memory_training: Annotated[int, _INERT["attention_memory_training"]]
-    attention_position_wise_mlp_dim: Annotated[int, _INERT["attention_position_wise_mlp_dim"]]
-    attention_init_gru_gate_bias: Annotated[float, _INERT["attention_init_gru_gate_bias"]]
-    attention_use_n_prev_actions: Annotated[int, _INERT["attention_use_n_prev_actions"]]
-    attention_use_n_prev_rewards: Annotated[int, _INERT["attention_use_n_prev_rewards"]]
+    use_attention: Annotated[
+        bool,
+        Field(
+            description="Feed the network's features through a GTrXL transformer memory (the "
+            "attention_* keys); trains on sequences of max_seq_len like use_lstm."
+        ),
+    ]
+    attention_num_transformer_units: Annotated[
+        PosInt, Field(description="Transformer units (layers) of the attention memory.")
+    ]
+    attention_dim: Annotated[PosInt, Field(description="Width of the attention layers.")]
+    attention_num_heads: Annotated[PosInt, Field(description="Attention heads per unit.")]
+    attention_head_dim: Annotated[PosInt, Field(description="Width of each attention head.")]
+    attention_memory_inference: Annotated[
+        PosInt, Field(description="Past steps each unit attends to while acting.")
+    ]
+    attention_memory_training: Annotated[
+        PosInt, Field(description="Past steps each unit attends to while training.")
+    ]
+    attention_position_wise_mlp_dim: Annotated[
+        PosInt, Field(description="Hidden size of each unit's position-wise MLP.")
+    ]
+    attention_init_gru_gate_bias: Annotated[
+        float, Field(description="Initial bias of the GRU gates (high: start near identity).")
+    ]
+    attention_use_n_prev_actions: Annotated[
+        Annotated[int, Field(ge=0)],
+        Field(description="Feed the attention net the last n actions (0: none)."),
+    ]
+    attention_use_n_prev_rewards: Annotated[
+        Annotated[int, Field(ge=0)],
+        Field(description="Feed the attention net the last n rewards (0: none)."),
+    ]
     # The reference's off switches: accepted at their "off" value only, with no effect.
     _disable_preprocessor_api: Annotated[bool, _INERT["_disable_preprocessor_api"]]
     _disable_action_flattening: Annotated[bool, _INERT["_disable_action_flattening"]]
@@ -177,4 +214,20 @@ MODEL_DEFAULTS: ModelConfigDict = {
     "custom_model_config": {},
     "custom_action_dist": None,
     **PREPROCESSING_DEFAULTS,
+    "use_lstm": False,
+    "max_seq_len": 20,
+    "lstm_cell_size": 256,
+    "lstm_use_prev_action": False,
+    "lstm_use_prev_reward": False,
+    "use_attention": False,
+    "attention_num_transformer_units": 1,
+    "attention_dim": 64,
+    "attention_num_heads": 1,
+    "attention_head_dim": 32,
+    "attention_memory_inference": 50,
+    "attention_memory_training": 50,
+    "attention_position_wise_mlp_dim": 32,
+    "attention_init_gru_gate_bias": 2.0,
+    "attention_use_n_prev_actions": 0,
+    "attention_use_n_prev_rewards": 0,
 }

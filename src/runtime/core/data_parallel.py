@@ -2,7 +2,8 @@
 devices in one process, ``num_gpus > 1`` or ``_fake_gpus``) and over learner processes (a
 ``torch.distributed`` group, ``num_learner_workers``).
 
-Every shard's losses are weighted by its share of the rows, so the summed gradient is the
+A sequence batch (a model with memory) is split by whole sequences. Every shard's losses are
+weighted by its share of the (valid) rows, so the summed gradient is the
 gradient of the whole minibatch for losses that are means over rows: the result is the one
 step a single learner would take, to float rounding. One optimizer step follows, on the
 learner itself (tower 0); the other towers copy its tensors before their next pass.
@@ -16,12 +17,15 @@ tower.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
+
+from runtime.core.sample_batch import SampleBatch as SB
+from runtime.core.sequences import STEP_INPUTS
 
 if TYPE_CHECKING:
     from runtime.core.learner import Learner
@@ -128,28 +132,19 @@ class DataParallel:
         """The gradient of the whole minibatch ``tensors`` in the ``.grad`` of the learner's
         parameters (summed over towers and processes); returns the optimizers to step and the
         combined stats (per-row stats concatenated in row order, the others weighted means)."""
-        rows = len(next(iter(tensors.values())))
         towers = len(self.replicas)
-        sizes = shard_sizes(rows, self.num_shards)
-        if min(sizes) == 0:
-            raise ValueError(
-                f"a minibatch of {rows} rows can't be split over {self.num_shards} learner "
-                "towers/processes: each needs at least one row (raise the minibatch size, or "
-                "use fewer GPUs or learner workers)"
-            )
+        shards = _shards(tensors, self.num_shards)
+        sizes = [size for size, _ in shards]
+        rows = sum(sizes)
         first = (self.group.rank if self.group else 0) * towers
-        starts = [sum(sizes[:i]) for i in range(len(sizes))]
         tower_grads: list[dict[str, list[torch.Tensor | None]]] = []
         tower_stats: list[tuple[int, dict[str, Any]]] = []
         names: list[str] = []
         for t, replica in enumerate(self.replicas):
             if t:
                 self._sync_replica(t)
-            start, size = starts[first + t], sizes[first + t]
-            shard = {
-                k: v[start : start + size].to(replica.device, non_blocking=True)
-                for k, v in tensors.items()
-            }
+            size, cut = shards[first + t]
+            shard = {k: cut(k, v).to(replica.device, non_blocking=True) for k, v in tensors.items()}
             losses, stats = replica.losses_of(shard, optimizer)
             names = list(losses)
             tower_grads.append(replica.gradients_of(losses, weight=size / rows))
@@ -224,6 +219,51 @@ class DataParallel:
                 dist.all_reduce(total)
                 out[key] = total.to(tensor.dtype)
         return out
+
+
+Cut = Callable[[str, torch.Tensor], torch.Tensor]
+
+
+def _shards(tensors: Tensors, count: int) -> list[tuple[int, Cut]]:
+    """Each shard's rows and how it cuts a column out of the minibatch: row ranges, or for a
+    sequence batch (``runtime.core.sequences``) whole sequences - their padded inputs and
+    start states by sequence, the other columns by their valid rows."""
+    seq_lens = tensors.get(SB.SEQ_LENS)
+    if seq_lens is None:
+        rows = len(next(iter(tensors.values())))
+        units = rows
+    else:
+        lens = seq_lens.tolist()
+        units = len(lens)
+    sizes = shard_sizes(units, count)
+    if min(sizes) == 0:
+        what = "rows" if seq_lens is None else "sequences"
+        raise ValueError(
+            f"a minibatch of {units} {what} can't be split over {count} learner "
+            f"towers/processes: each needs at least one of them (raise the minibatch size, or "
+            "use fewer GPUs or learner workers)"
+        )
+    out: list[tuple[int, Cut]] = []
+    start = 0
+    row_start = 0
+    for size in sizes:
+        if seq_lens is None:
+            out.append((size, _row_cut(start, size, start, size)))
+        else:
+            valid = int(sum(lens[start : start + size]))
+            out.append((valid, _row_cut(start, size, row_start, valid)))
+            row_start += valid
+        start += size
+    return out
+
+
+def _row_cut(seq_start: int, seqs: int, row_start: int, rows: int) -> Cut:
+    def cut(name: str, values: torch.Tensor) -> torch.Tensor:
+        if name in STEP_INPUTS or name == SB.SEQ_LENS or name.startswith("state_in_"):
+            return values[seq_start : seq_start + seqs]
+        return values[row_start : row_start + rows]
+
+    return cut
 
 
 def _combine(

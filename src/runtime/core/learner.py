@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -26,6 +27,7 @@ from runtime.core.gradients import clip_grad_norm
 from runtime.core.module import RLModule
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.schedules import PiecewiseSchedule
+from runtime.core.sequences import sequence_bounds, sequence_tensors
 from runtime.core.settings import settings_of
 
 Tensors = dict[str, torch.Tensor]
@@ -200,9 +202,20 @@ class Learner:
 
     def update(self, batch: SampleBatch) -> dict[str, Any]:
         """Learn on one train batch; returns ``{"learner_stats": ..., "num_grad_updates": n}``.
-        The default: one gradient step on the whole batch."""
-        stats = self.gradient_step(self.batch_tensors(batch))
+        The default: one gradient step on the whole batch (all its sequences, for a module with
+        memory)."""
+        tensors = self.batch_tensors(batch)
+        if self.module.is_recurrent:
+            starts, lens = self.sequences_of(batch)
+            tensors = sequence_tensors(tensors, starts, lens, np.arange(len(starts)))
+        stats = self.gradient_step(tensors)
         return self.info({k: float(v) for k, v in stats.items()})
+
+    def sequences_of(self, batch: SampleBatch) -> tuple[Any, Any]:
+        """``(starts, lens)`` of the sequences a module with memory trains ``batch`` as (at most
+        ``model.max_seq_len`` steps each; ``runtime.core.sequences``)."""
+        max_seq_len = int(self.module.model_config.get("max_seq_len", 20))
+        return sequence_bounds(batch, max_seq_len)
 
     def replay_update(self, batch: SampleBatch) -> dict[str, Any]:
         """One gradient step on a replayed batch whose losses report a per-row ``td_error``:

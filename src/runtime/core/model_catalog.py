@@ -8,7 +8,10 @@ from typing import Any
 
 import gymnasium as gym
 
+from rlconf.errors import ConfigError
+from runtime.core.attention_network import AttentionNetwork
 from runtime.core.distributions import distribution_for
+from runtime.core.lstm_network import LSTMNetwork
 from runtime.core.models import FullyConnectedNetwork, TorchModel
 from runtime.core.vision_network import VisionNetwork
 
@@ -65,6 +68,27 @@ class ModelCatalog:
         name: str = "model",
     ) -> TorchModel:
         custom = model_config.get("custom_model")
+        memory = [key for key in ("use_lstm", "use_attention") if model_config.get(key)]
+        if len(memory) == 2:
+            raise ConfigError.single(
+                "ModelCatalog.get_model()",
+                "model.use_attention",
+                "can't be combined with model.use_lstm: a model has one memory",
+                value=True,
+                has_value=True,
+                allowed="one of use_lstm, use_attention",
+            )
+        if custom is not None and memory:
+            raise ConfigError.single(
+                "ModelCatalog.get_model()",
+                f"model.{memory[0]}",
+                f"wraps the catalog's own networks, not custom_model {custom!r}: a custom "
+                "model with memory returns its state from get_initial_state() and takes it in "
+                "forward(input_dict, state, seq_lens)",
+                value=True,
+                has_value=True,
+                allowed="False with a custom_model",
+            )
         if custom is not None:
             model_class = _lookup(custom, _CUSTOM_MODELS, "custom_model")
             kwargs = dict(model_config.get("custom_model_config") or {})
@@ -72,6 +96,10 @@ class ModelCatalog:
                 obs_space, action_space, num_outputs, model_config, name, **kwargs
             )
             return model
+        if memory == ["use_lstm"]:
+            return LSTMNetwork(obs_space, action_space, num_outputs, model_config, name)
+        if memory == ["use_attention"]:
+            return AttentionNetwork(obs_space, action_space, num_outputs, model_config, name)
         # Images (HxWxC) always get conv layers, never an MLP over their pixels: those of
         # conv_filters, the default stack of their size, or a ConfigError saying what to set.
         if isinstance(obs_space, gym.spaces.Box) and len(obs_space.shape) == 3:

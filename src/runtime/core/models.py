@@ -5,6 +5,16 @@ A model is called as ``model(input_dict, state, seq_lens) -> (outputs, state)`` 
 ``input_dict["obs"]`` holds the preprocessed (and filtered) observations, and
 ``model.value_function()`` returns the value predictions of the last forward pass, as in the
 reference's ``TorchModelV2``; custom models subclass ``TorchModel``.
+
+A model with memory (the LSTM and attention networks, or a custom one) returns its state's
+initial value from ``get_initial_state()`` (tensors without a batch dimension) and is then
+called, as the reference's ``RecurrentNetwork``, with the rows of ``B`` zero-padded sequences
+of ``T = rows // B`` steps (``input_dict["obs"]`` of ``B*T`` rows; one step each while acting),
+``state`` as ``B`` rows of each state tensor at the sequences' starts, and ``seq_lens`` (``B``
+ints); it returns ``B*T`` output rows and the state after the last step. ``input_dict`` then
+also holds ``prev_actions`` (the raw actions: ints of a ``Discrete`` space) and
+``prev_rewards`` when the model asks for them (``uses_prev_actions``, ``uses_prev_rewards``):
+those of the step before each row, zero at an episode's start.
 """
 
 from __future__ import annotations
@@ -59,6 +69,9 @@ class TorchModel(nn.Module):
     #: sampler then leaves it out of every step and computes the values of a whole fragment in
     #: one batch afterwards (the same numbers, a fraction of the cost).
     separate_value_network: bool = False
+    #: The model reads ``input_dict["prev_actions"]`` / ``["prev_rewards"]``.
+    uses_prev_actions: bool = False
+    uses_prev_rewards: bool = False
 
     def __init__(
         self,
@@ -83,6 +96,10 @@ class TorchModel(nn.Module):
     def value_function(self) -> torch.Tensor:
         raise NotImplementedError(f"{type(self).__name__} must implement value_function()")
 
+    def get_initial_state(self) -> list[torch.Tensor]:
+        """The state a sequence starts from (empty: a model without memory)."""
+        return []
+
     def values(self, input_dict: dict[str, torch.Tensor]) -> torch.Tensor:
         """V(s) for a batch of observations (a forward pass, then ``value_function()``)."""
         self(input_dict, [], None)
@@ -98,6 +115,19 @@ class FreeLogStd(nn.Module):
 
     def forward(self, means: torch.Tensor) -> torch.Tensor:
         return torch.cat([means, self.log_std.expand_as(means)], dim=-1)
+
+
+def policy_outputs(num_outputs: int, model_config: dict[str, Any]) -> tuple[int, nn.Module]:
+    """``(outputs, log_std)``: how many outputs the network's policy layer computes, and what
+    turns them into the distribution's inputs - with ``free_log_std`` half of them and a learned
+    log-std appended, else all of them as they are."""
+    if not model_config["free_log_std"]:
+        return num_outputs, nn.Identity()
+    if num_outputs % 2:
+        raise ValueError(
+            f"model.free_log_std=True needs an even number of outputs, got {num_outputs}"
+        )
+    return num_outputs // 2, FreeLogStd(num_outputs // 2)
 
 
 class TrunkModel(TorchModel):
@@ -150,12 +180,7 @@ class FullyConnectedNetwork(TrunkModel):
         in_size = int(np.prod(obs_space.shape or (1,)))
         hiddens = list(model_config["fcnet_hiddens"]) + list(model_config["post_fcnet_hiddens"])
         act = model_config["fcnet_activation"]
-        free_log_std = bool(model_config["free_log_std"])
-        if free_log_std and num_outputs % 2:
-            raise ValueError(
-                f"model.free_log_std=True needs an even number of outputs, got {num_outputs}"
-            )
-        outputs = num_outputs // 2 if free_log_std else num_outputs
+        outputs, log_std = policy_outputs(num_outputs, model_config)
         if model_config["no_final_linear"] and hiddens:
             self.trunk, last = mlp(in_size, hiddens[:-1], act)
             self.trunk.append(linear(last, outputs, 0.01))
@@ -165,7 +190,7 @@ class FullyConnectedNetwork(TrunkModel):
         else:
             self.trunk, last = mlp(in_size, hiddens, act)
             self.logits = linear(last, outputs, 0.01)
-        self.log_std: nn.Module = FreeLogStd(outputs) if free_log_std else nn.Identity()
+        self.log_std: nn.Module = log_std
         self.vf_share_layers = bool(model_config["vf_share_layers"])
         self.separate_value_network = not self.vf_share_layers
         if self.vf_share_layers:

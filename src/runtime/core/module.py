@@ -65,6 +65,15 @@ class RLModule(nn.Module):
     #: True when the module has a value function (``vf_preds``, ``compute_values``).
     has_critic: bool = False
 
+    #: True for a module with memory: it acts from a state (``get_initial_state()``, the
+    #: ``state_in_k`` inputs and ``state_out_k`` outputs) and trains on sequence batches
+    #: (``runtime.core.sequences``).
+    is_recurrent: bool = False
+
+    def get_initial_state(self) -> list[torch.Tensor]:
+        """The state an episode starts from (tensors without a batch dimension)."""
+        return []
+
     #: True when the value function is a network of its own, fed by observations alone: the
     #: sampler then leaves it out of every step and evaluates a whole fragment in one batch.
     separate_value_network: bool = False
@@ -108,15 +117,57 @@ class ActorCriticModule(RLModule):
         )
         settings = settings_of(ActorCriticSettings, config, type(self).__name__)
         self.has_critic = bool(settings.use_critic)
-        self.separate_value_network = self.has_critic and bool(
-            getattr(self.model, "separate_value_network", False)
+        #: The model's memory (``get_initial_state()``); empty for a model without one.
+        self.state_size = len(self.model.get_initial_state())
+        self.is_recurrent = self.state_size > 0
+        # A model with memory computes its values from it: never a network of its own.
+        self.separate_value_network = (
+            self.has_critic
+            and not self.is_recurrent
+            and bool(getattr(self.model, "separate_value_network", False))
         )
 
+    def get_initial_state(self) -> list[torch.Tensor]:
+        return list(self.model.get_initial_state())
+
     def _forward(self, batch: Tensors, values: bool) -> Tensors:
+        if self.is_recurrent:
+            return self._forward_memory(batch, values)
         inputs, _ = self.model(obs_input(batch[SB.OBS]), [], None)
         out = {SB.ACTION_DIST_INPUTS: inputs}
         if values:
             out[SB.VF_PREDS] = self.model.value_function()
+        return out
+
+    def _forward_memory(self, batch: Tensors, values: bool) -> Tensors:
+        """A model with memory: over a sequence batch (``seq_lens`` given: ``(S, T, ...)``
+        inputs, outputs for the valid steps only, sequence after sequence), or one step per
+        row from each row's ``state_in_k`` (acting: the outputs add ``state_out_k``)."""
+        obs = batch[SB.OBS]
+        seq_lens = batch.get(SB.SEQ_LENS)
+        padded = seq_lens is not None
+        if seq_lens is None:
+            steps = 1
+            seq_lens = torch.ones(len(obs), dtype=torch.int64, device=obs.device)
+        else:
+            steps = obs.shape[1]
+            obs = obs.reshape(-1, *obs.shape[2:])
+        inputs = obs_input(obs)
+        for key in (SB.PREV_ACTIONS, SB.PREV_REWARDS):
+            if key in batch:
+                column = batch[key]
+                inputs[key] = column.reshape(len(obs), *column.shape[2 if padded else 1 :])
+        state = [batch[SB.state_in(k)] for k in range(self.state_size)]
+        dist_inputs, state_out = self.model(inputs, state, seq_lens)
+        out = {SB.ACTION_DIST_INPUTS: dist_inputs}
+        if values:
+            out[SB.VF_PREDS] = self.model.value_function()
+        if padded:
+            valid = (torch.arange(steps, device=obs.device)[None, :] < seq_lens[:, None]).reshape(
+                -1
+            )
+            return {k: v[valid] for k, v in out.items()}
+        out.update({SB.state_out(k): s for k, s in enumerate(state_out)})
         return out
 
     def forward_train(self, batch: Tensors) -> Tensors:
@@ -131,4 +182,6 @@ class ActorCriticModule(RLModule):
         return self._forward(batch, False)
 
     def compute_values(self, batch: Tensors) -> torch.Tensor:
+        if self.is_recurrent:
+            return self._forward_memory(batch, True)[SB.VF_PREDS]
         return self.model.values(obs_input(batch[SB.OBS]))

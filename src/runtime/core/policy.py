@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from runtime.core.distributions import ActionDistribution, Deterministic
-from runtime.core.exploration import build_exploration
+from runtime.core.exploration import Exploration, build_exploration
 from runtime.core.learner import DEFAULT_OPTIMIZER, Learner
 from runtime.core.module import ActorCriticModule, RLModule
 from runtime.core.module_spec import ModuleSpec
@@ -43,15 +43,19 @@ SAMPLING_EXPLORATIONS = ("StochasticSampling", "Random")
 
 
 def _refuse_unread_inputs(method: str, **given: Any) -> None:
-    """A ``ValueError`` naming the first of the reference's inputs that was given (not None):
-    this runtime's models read the observation alone."""
+    """A ``ValueError`` naming the first of the reference's inputs that was given (not None)
+    that the policy's model does not read: infos, episodes and input dicts never; a state and
+    previous actions or rewards only with memory (``use_lstm``, ``use_attention``)."""
     for name, value in given.items():
         if value is not None:
-            raise ValueError(
-                f"{method}({name}=...): this runtime's models read the observation alone (no "
-                "recurrent state, previous actions or rewards, infos, episodes or input dicts); "
-                f"leave {name} out (None)"
+            memory = name.startswith(("state", "prev_"))
+            reason = (
+                "this policy's model has no memory (use_lstm, use_attention) and reads the "
+                "observation alone"
+                if memory
+                else "no model here reads infos, episodes or input dicts"
             )
+            raise ValueError(f"{method}({name}=...): {reason}; leave {name} out (None)")
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,12 @@ class TorchPolicy:
             algorithm=algorithm or type(self).__name__,
             model=self.module,
             worker_index=worker_index,
+        )
+        # The strategy's hooks that are called only where it overrides them.
+        strategy = type(self.exploration)
+        self._exploration_forward = strategy.forward_module is not Exploration.forward_module
+        self._exploration_postprocess = (
+            strategy.postprocess_fragment is not Exploration.postprocess_fragment
         )
         self.postprocessing = tuple(postprocessing)
         self.learner_class = learner_class
@@ -180,6 +190,61 @@ class TorchPolicy:
         tensor = torch.from_numpy(np.asarray(obs, dtype=np.float32)).to(self.device)
         return {SampleBatch.OBS: tensor}
 
+    def is_recurrent(self) -> bool:
+        """True when the policy's model has memory (``get_initial_state()`` is not empty)."""
+        return self.module.is_recurrent
+
+    def get_initial_state(self) -> list[Array]:
+        """The state an episode starts from: one numpy array per state tensor, without a batch
+        dimension (empty for a model without memory)."""
+        return [s.detach().cpu().numpy() for s in self.module.get_initial_state()]
+
+    def _memory_inputs(
+        self,
+        method: str,
+        rows: int,
+        state_batches: list[Any] | None,
+        prev_action_batch: Any,
+        prev_reward_batch: Any,
+    ) -> dict[str, torch.Tensor]:
+        """The state and previous action / reward inputs of ``rows`` rows: as given, else the
+        initial state and zeros (an episode's first step)."""
+        if not self.module.is_recurrent:
+            _refuse_unread_inputs(
+                method,
+                state_batches=state_batches or None,
+                prev_action_batch=prev_action_batch,
+                prev_reward_batch=prev_reward_batch,
+            )
+            return {}
+        inputs: dict[str, torch.Tensor] = {}
+        initial = self.get_initial_state()
+        if state_batches:
+            if len(state_batches) != len(initial):
+                raise ValueError(
+                    f"{method}(state_batches=...): {len(state_batches)} state arrays given; this "
+                    f"policy's model has {len(initial)} (see get_initial_state())"
+                )
+            states = [np.asarray(s, dtype=np.float32) for s in state_batches]
+        else:
+            states = [np.repeat(s[None], rows, axis=0) for s in initial]
+        for k, state in enumerate(states):
+            inputs[SampleBatch.state_in(k)] = torch.from_numpy(state).to(self.device)
+        model = self.model
+        if getattr(model, "uses_prev_actions", False):
+            if prev_action_batch is None:
+                dtype = self.action_space.dtype or np.float32
+                prev = np.zeros((rows, *(self.action_space.shape or ())), dtype=dtype)
+            else:
+                prev = np.asarray(prev_action_batch)
+            inputs[SampleBatch.PREV_ACTIONS] = torch.from_numpy(prev).to(self.device)
+        if getattr(model, "uses_prev_rewards", False):
+            prev_r = np.zeros(rows) if prev_reward_batch is None else prev_reward_batch
+            inputs[SampleBatch.PREV_REWARDS] = torch.from_numpy(
+                np.asarray(prev_r, dtype=np.float32).reshape(rows)
+            ).to(self.device)
+        return inputs
+
     @torch.inference_mode()
     def compute_actions(
         self,
@@ -195,32 +260,45 @@ class TorchPolicy:
         value_preds: bool = True,
         env_indices: Sequence[int] | None = None,
     ) -> tuple[Array, list[Any], dict[str, Array]]:
-        """Actions for a batch of preprocessed observations: ``(actions, [], extra)`` where
-        ``extra`` holds ``action_logp``, ``action_dist_inputs`` and (with a critic, unless
+        """Actions for a batch of preprocessed observations: ``(actions, state_out, extra)``
+        where ``extra`` holds ``action_logp``, ``action_dist_inputs`` and (with a critic, unless
         ``value_preds=False``) ``vf_preds``. ``env_indices`` names the sub-env of each row (None:
         sub-envs ``0..B-1``) for strategies with per-sub-env state (``Exploration.env_indices``).
 
+        A model with memory acts from ``state_batches`` (one array of ``B`` rows per state
+        tensor; the initial state when not given) and, where it reads them, the previous
+        actions and rewards (zeros when not given); ``state_out`` is its new state. A model
+        without memory returns ``[]`` and refuses those inputs (a ``ValueError`` naming them).
+
         The reference's signature, strictly: a keyword it does not take is a ``TypeError``
-        naming it (a misspelt ``explore`` would otherwise keep exploring), and the reference's
-        inputs that this runtime's models do not read (``state_batches``, ``prev_action_batch``,
-        ``prev_reward_batch``, ``info_batch``, ``episodes``) are accepted when not given (None,
-        or an empty ``state_batches``) and a ``ValueError`` naming them otherwise.
+        naming it (a misspelt ``explore`` would otherwise keep exploring); ``info_batch`` and
+        ``episodes``, which no model here reads, are accepted when not given (None).
         """
-        _refuse_unread_inputs(
-            "compute_actions",
-            state_batches=state_batches or None,
-            prev_action_batch=prev_action_batch,
-            prev_reward_batch=prev_reward_batch,
-            info_batch=info_batch,
-            episodes=episodes,
-        )
+        _refuse_unread_inputs("compute_actions", info_batch=info_batch, episodes=episodes)
         if self._weights_stale:
             self.pull_weights()
         explore = self._explore if explore is None else explore
         step = self.global_timestep if timestep is None else timestep
         inputs = self._obs(obs_batch)
         module = self.module
-        out = module.forward_exploration(inputs) if explore else module.forward_inference(inputs)
+        if module.is_recurrent or state_batches or prev_action_batch is not None:
+            inputs.update(
+                self._memory_inputs(
+                    "compute_actions",
+                    len(obs_batch),
+                    state_batches,
+                    prev_action_batch,
+                    prev_reward_batch,
+                )
+            )
+        elif prev_reward_batch is not None:
+            _refuse_unread_inputs("compute_actions", prev_reward_batch=prev_reward_batch)
+        if self._exploration_forward:
+            out = self.exploration.forward_module(module, inputs, explore)
+        else:
+            out = (
+                module.forward_exploration(inputs) if explore else module.forward_inference(inputs)
+            )
         if self.dist_class is None:
             # A deterministic actor outputs its actions; exploration may add noise to them.
             dist_inputs = out[SampleBatch.ACTIONS]
@@ -242,7 +320,13 @@ class TorchPolicy:
             if values is None:
                 values = module.compute_values(inputs)
             extra[SampleBatch.VF_PREDS] = values.cpu().numpy()
-        return actions.cpu().numpy(), [], extra
+        if not module.is_recurrent:
+            return actions.cpu().numpy(), [], extra
+        state_out = [
+            out[SampleBatch.state_out(k)].cpu().numpy()
+            for k in range(getattr(module, "state_size", 0))
+        ]
+        return actions.cpu().numpy(), state_out, extra
 
     def _actions_and_logp(
         self, chosen: Any, dist: ActionDistribution, rows: int
@@ -284,37 +368,65 @@ class TorchPolicy:
         explore: bool | None = None,
         timestep: int | None = None,
     ) -> tuple[Any, list[Any], dict[str, Any]]:
-        """``compute_actions`` for one preprocessed observation: ``(action, [], extra)``, with
-        the reference's keywords, as strictly (the inputs no model here reads, ``input_dict``
-        included, are refused when given)."""
+        """``compute_actions`` for one preprocessed observation: ``(action, state_out, extra)``,
+        with the reference's keywords, as strictly: a model with memory takes ``state`` (each
+        array without a batch dimension; the initial state when not given), ``prev_action`` and
+        ``prev_reward``; the inputs no model here reads (``info``, ``input_dict``,
+        ``episode``) are refused when given."""
         _refuse_unread_inputs(
-            "compute_single_action",
-            state=state or None,
-            prev_action=prev_action,
-            prev_reward=prev_reward,
-            info=info,
-            input_dict=input_dict,
-            episode=episode,
+            "compute_single_action", info=info, input_dict=input_dict, episode=episode
         )
+        if not self.module.is_recurrent:
+            _refuse_unread_inputs(
+                "compute_single_action",
+                state=state or None,
+                prev_action=prev_action,
+                prev_reward=prev_reward,
+            )
         actions, states, extra = self.compute_actions(
-            np.asarray(obs)[None], explore=explore, timestep=timestep
+            np.asarray(obs)[None],
+            [np.asarray(s)[None] for s in state] if state else None,
+            None if prev_action is None else np.asarray(prev_action)[None],
+            None if prev_reward is None else np.asarray([prev_reward], dtype=np.float32),
+            explore=explore,
+            timestep=timestep,
         )
-        return actions[0], states, {k: v[0] for k, v in extra.items()}
+        return actions[0], [s[0] for s in states], {k: v[0] for k, v in extra.items()}
 
     @torch.inference_mode()
-    def compute_values(self, obs_batch: Array) -> Array:
-        """V(s) for a batch of preprocessed observations (zeros without a critic)."""
+    def compute_values(
+        self,
+        obs_batch: Array,
+        state_batches: list[Any] | None = None,
+        prev_action_batch: Any = None,
+        prev_reward_batch: Any = None,
+    ) -> Array:
+        """V(s) for a batch of preprocessed observations (zeros without a critic); a model with
+        memory reads its state and previous inputs as in ``compute_actions``."""
         if not self.module.has_critic or len(obs_batch) == 0:
             return np.zeros(len(obs_batch), dtype=np.float32)
         if self._weights_stale:
             self.pull_weights()
-        values: Array = self.module.compute_values(self._obs(obs_batch)).cpu().numpy()
+        inputs = self._obs(obs_batch)
+        inputs.update(
+            self._memory_inputs(
+                "compute_values",
+                len(obs_batch),
+                state_batches,
+                prev_action_batch,
+                prev_reward_batch,
+            )
+        )
+        values: Array = self.module.compute_values(inputs).cpu().numpy()
         return values
 
     # ------------------------------------------------------------------ postprocessing
 
     def postprocess_fragment(self, columns: dict[str, Array]) -> None:
-        """Run the algorithm's postprocessing steps on a fragment's ``(T, N)`` columns."""
+        """Run the algorithm's postprocessing steps on a fragment's ``(T, N)`` columns (after
+        the exploration's ``postprocess_fragment`` where it has one)."""
+        if self._exploration_postprocess:
+            self.exploration.postprocess_fragment(self, columns)
         for step in self.postprocessing:
             step(columns, self)
 

@@ -32,6 +32,21 @@ class SampleBatch:
     ADVANTAGES = "advantages"
     VALUE_TARGETS = "value_targets"
     ENV_ID = "env_id"
+    #: Inputs of models with memory: the action and reward of the step before each row (zero
+    #: at an episode's start), the lengths of the sequences a train batch is cut into, and the
+    #: state each row was acted from (``state_in_0``, ``state_in_1``, ...: ``state_in(k)``).
+    PREV_ACTIONS = "prev_actions"
+    PREV_REWARDS = "prev_rewards"
+    SEQ_LENS = "seq_lens"
+
+    @staticmethod
+    def state_in(index: int) -> str:
+        return f"state_in_{index}"
+
+    @staticmethod
+    def state_out(index: int) -> str:
+        return f"state_out_{index}"
+
     #: Inputs of advantage estimation, filled by the sampler on its ``(T, N)`` fragment columns
     #: and dropped once postprocessing has run: True on the last row of an episode segment
     #: (terminated, truncated, or the fragment's end) ...

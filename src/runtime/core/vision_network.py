@@ -13,7 +13,7 @@ from torch import nn
 
 from rlconf.errors import ConfigError
 from runtime.core.conv_filters import ConvLayer, conv_filters_for, conv_layers
-from runtime.core.models import FreeLogStd, TrunkModel, activation, linear, mlp
+from runtime.core.models import TrunkModel, activation, linear, mlp, policy_outputs
 
 #: The value output's initial scale. Small, as the reference's: frames reach the conv layers
 #: as 0..255 pixel values, whose features would start the values in the hundreds.
@@ -49,12 +49,7 @@ class VisionNetwork(TrunkModel):
         conv_act = model_config["conv_activation"]
         post = [int(size) for size in model_config["post_fcnet_hiddens"]]
         post_act = model_config["post_fcnet_activation"]
-        free_log_std = bool(model_config["free_log_std"])
-        if free_log_std and num_outputs % 2:
-            raise ValueError(
-                f"model.free_log_std=True needs an even number of outputs, got {num_outputs}"
-            )
-        outputs = num_outputs // 2 if free_log_std else num_outputs
+        outputs, log_std = policy_outputs(num_outputs, model_config)
         no_final_linear = bool(model_config["no_final_linear"])
         last_channels = outputs if no_final_linear and not post else None
         if last_channels is not None and layers[-1].out_size != (1, 1):
@@ -69,24 +64,24 @@ class VisionNetwork(TrunkModel):
                 allowed="False, post_fcnet_hiddens (the last of them is the output layer "
                 "then), or conv_filters that end in a 1x1 map",
             )
-        convs, flat = _conv_stack(shape[-1], layers, conv_act, last_channels)
+        convs, flat = conv_stack(shape[-1], layers, conv_act, last_channels)
         head_sizes = ([*post[:-1], outputs] if post else []) if no_final_linear else post
         head, last = mlp(flat, head_sizes, post_act)
         #: Conv layers, flattened, then the post_fcnet layers: what the value output shares.
         self.trunk = nn.Sequential(*convs, *head)
         self.logits: nn.Module = nn.Identity() if no_final_linear else linear(last, outputs, 0.01)
-        self.log_std: nn.Module = FreeLogStd(outputs) if free_log_std else nn.Identity()
+        self.log_std: nn.Module = log_std
         self.vf_share_layers = bool(model_config["vf_share_layers"])
         self.separate_value_network = not self.vf_share_layers
         if self.vf_share_layers:
             self.value_branch: nn.Module = linear(last, 1, _VALUE_GAIN)
         else:
-            value_convs, value_flat = _conv_stack(shape[-1], layers, conv_act, None)
+            value_convs, value_flat = conv_stack(shape[-1], layers, conv_act, None)
             self.value_branch = nn.Sequential(*value_convs, linear(value_flat, 1, _VALUE_GAIN))
         self._features: torch.Tensor | None = None
 
 
-def _conv_stack(
+def conv_stack(
     channels: int, layers: list[ConvLayer], act: str, last_channels: int | None
 ) -> tuple[list[nn.Module], int]:
     """The modules of ``layers`` over a batch of HxWxC images, ending flattened, and the

@@ -52,7 +52,7 @@ class EnvRunner(StepLoop):
         self.no_done_at_end = bool(settings.no_done_at_end)
         self._reward_clip = reward_clipper(settings.clip_rewards)
         self._postprocess_hook = overrides(callbacks, "on_postprocess_trajectory")
-        self._batched_values = policy.has_critic and policy.model.separate_value_network
+        self._batched_values = policy.has_critic and policy.module.separate_value_network
         self._pending: list[dict[str, Array]] = [{} for _ in envs]
 
     # ------------------------------------------------------------------ sampling
@@ -67,6 +67,8 @@ class EnvRunner(StepLoop):
         rows: dict[str, list[Any]] = defaultdict(list)
         finals: dict[tuple[int, int], Array] = {}
         bootstrap: list[tuple[int, int]] = []
+        #: A policy with memory: the inputs each bootstrapped final observation is valued with.
+        final_memory: list[tuple[list[Array], Array, Array]] = []
         target = self.fragment * self.num_envs
         completed = 0
         step = 0
@@ -74,9 +76,9 @@ class EnvRunner(StepLoop):
         value_preds = not self._batched_values
         while True:
             obs = self.obs
-            actions, extra, rewards, terms, truncs, infos, done, next_obs, stepped_at, faulty = (
-                self._step_envs(None, explore, value_preds, update=True)
-            )
+            step_out = self._step_envs(None, explore, value_preds, update=True)
+            actions, extra, rewards, terms, truncs, infos, done, next_obs = step_out[:8]
+            stepped_at, faulty = step_out.stepped_at, step_out.faulty
             rows[SB.OBS].append(obs)
             rows[SB.ACTIONS].append(actions)
             rows[SB.REWARDS].append(self._reward_clip(rewards))
@@ -88,6 +90,9 @@ class EnvRunner(StepLoop):
             rows[SB.ENV_ID].append(env_ids)
             for name, values in extra.items():
                 rows[name].append(values)
+            if step_out.memory_in is not None:
+                for name, values in step_out.memory_in.items():
+                    rows[name].append(values)
             if faulty is not None:
                 # Their rows are dropped (_flatten); the row is an episode end all the same, so
                 # that nothing is computed across it.
@@ -100,6 +105,8 @@ class EnvRunner(StepLoop):
                     finals[(step, i)] = next_obs[i].copy()
                     if truncs[i] or self.no_done_at_end:
                         bootstrap.append((step, i))
+                        if self.memory is not None:
+                            final_memory.append(self.memory.row(i))
                 go_on = ~terms if self.soft_horizon else None
                 completed += self._end_episodes(ended, ended, next_obs, True, go_on=go_on)
             self.obs = next_obs
@@ -110,7 +117,7 @@ class EnvRunner(StepLoop):
                     break
             elif step >= self.fragment:
                 break
-        columns = self._stack(rows, finals, bootstrap)
+        columns = self._stack(rows, finals, bootstrap, final_memory)
         batch = self._postprocess(columns)
         self.worker.callbacks.on_sample_end(worker=self.worker, samples=batch)
         return batch
@@ -120,6 +127,7 @@ class EnvRunner(StepLoop):
         rows: dict[str, list[Any]],
         finals: dict[tuple[int, int], Array],
         bootstrap: list[tuple[int, int]],
+        final_memory: list[tuple[list[Array], Array, Array]],
     ) -> dict[str, Array]:
         assert self.obs is not None
         columns: dict[str, Array] = {}
@@ -149,7 +157,10 @@ class EnvRunner(StepLoop):
         parts = ([obs.reshape(-1, *obs.shape[2:])] if self._batched_values else []) + (
             [np.stack(extra_obs)] if extra_obs else []
         )
-        predicted = self.policy.compute_values(np.concatenate(parts)) if parts else np.zeros(0)
+        if self.memory is not None:
+            predicted = self._memory_values(extra_obs, final_memory, open_envs)
+        else:
+            predicted = self.policy.compute_values(np.concatenate(parts)) if parts else np.zeros(0)
         if self._batched_values:
             size = obs.shape[0] * obs.shape[1]
             columns[SB.VF_PREDS] = predicted[:size].reshape(obs.shape[:2])
@@ -161,6 +172,31 @@ class EnvRunner(StepLoop):
         columns[SB.SEGMENT_ENDS] = ends
         columns[SB.BOOTSTRAP_VALUES] = next_values
         return columns
+
+    def _memory_values(
+        self,
+        extra_obs: list[Array],
+        final_memory: list[tuple[list[Array], Array, Array]],
+        open_envs: Array,
+    ) -> Array:
+        """V of the bootstrapped observations for a policy with memory: each valued from the
+        state and previous inputs that followed its step (the final ones of truncated
+        episodes, recorded before their reset; the current ones of the running episodes)."""
+        assert self.memory is not None
+        if not extra_obs:
+            return np.zeros(0)
+        state, prev_actions, prev_rewards = self.memory.inputs(np.flatnonzero(open_envs))
+        states = [[m[0][k] for m in final_memory] + [state[k]] for k in range(len(state))]
+        return self.policy.compute_values(
+            np.stack(extra_obs),
+            [np.concatenate(parts) for parts in states],
+            None
+            if prev_actions is None
+            else np.concatenate([m[1] for m in final_memory] + [prev_actions]),
+            None
+            if prev_rewards is None
+            else np.concatenate([m[2] for m in final_memory] + [prev_rewards]),
+        )
 
     def _postprocess(self, columns: dict[str, Array]) -> SampleBatch:
         if not self.complete_episodes:

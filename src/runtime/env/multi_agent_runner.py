@@ -47,6 +47,7 @@ from runtime.env.sub_env_restarts import SubEnvRestarts
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
+    from runtime.core.policy import TorchPolicy
     from runtime.env.rollout_worker import RolloutWorker
 
 Array = npt.NDArray[Any]
@@ -65,6 +66,18 @@ class _Open:
         self.policy_id = policy_id
         self.g = g
         self.reward = 0.0
+
+
+class _AgentMemory:
+    """What a policy with memory acts from for one agent of one sub-env: its state and the
+    action and (summed) reward of its previous transition."""
+
+    __slots__ = ("prev_action", "prev_reward", "state")
+
+    def __init__(self, state: list[Array], prev_action: Any) -> None:
+        self.state = state
+        self.prev_action = prev_action
+        self.prev_reward = 0.0
 
 
 #: An observation (or an end without one) arriving for an agent: (sub-env, agent, raw obs or
@@ -126,6 +139,8 @@ class MultiAgentRunner(RunnerMetrics):
         )
         #: Episodes cut off by a failed sub-env whose rows are still to be dropped.
         self._faulty_ids: set[int] = set()
+        #: Policies with memory: each (sub-env, agent)'s state and previous inputs.
+        self._memory: dict[tuple[int, Any], _AgentMemory] = {}
 
     def get_sub_environments(self) -> list[Any]:
         return self.envs
@@ -204,6 +219,8 @@ class MultiAgentRunner(RunnerMetrics):
         else:
             self.episodes.append(episode)
         self._open[index] = {}
+        for key in [key for key in self._memory if key[0] == index]:
+            del self._memory[key]
         if self.observation_fn is not None:
             obs = self._observe(obs, episode)
         episode._agent_obs = dict(obs)
@@ -279,9 +296,12 @@ class MultiAgentRunner(RunnerMetrics):
                 keys = [key for key, m in zip(keys, mask, strict=True) if m]
                 obs, obs_rows = obs[mask], obs_rows[mask]
             policy = policy_map[policy_id]
-            actions, _, extra = policy.compute_actions(
-                obs, explore=explore, value_preds=not _batched_values(policy)
-            )
+            if policy.is_recurrent():
+                actions, extra = self._act_with_memory(policy, keys, obs, explore)
+            else:
+                actions, _, extra = policy.compute_actions(
+                    obs, explore=explore, value_preds=not _batched_values(policy)
+                )
             env_actions = self._action_fn(policy_id)(actions)
             acted += len(keys)
             # Without rows (evaluation) a transition has no action row: -1.
@@ -295,6 +315,40 @@ class MultiAgentRunner(RunnerMetrics):
                 actions_by_env[i][agent] = env_actions[j]
                 self._open[i][agent] = _Open(policy_id, first + step * j)
         return actions_by_env, acted
+
+    def _act_with_memory(
+        self, policy: TorchPolicy, keys: list[tuple[int, Any]], obs: Array, explore: bool | None
+    ) -> tuple[Array, dict[str, Array]]:
+        """The actions of a policy with memory for the agents ``keys``, each from its own state
+        and previous inputs (an agent's first action: the initial state and zeros). The extra
+        columns add each row's inputs (``state_in_k``, ``prev_actions``, ``prev_rewards``) and
+        its ``state_out_k`` (what a bootstrapped value reads after the row)."""
+        memories = [self._memory.get(key) for key in keys]
+        if any(m is None for m in memories):
+            initial = policy.get_initial_state()
+            space = policy.action_space
+            zero = np.zeros(space.shape or (), dtype=space.dtype)
+            for j, key in enumerate(keys):
+                if memories[j] is None:
+                    memories[j] = self._memory[key] = _AgentMemory(list(initial), zero)
+        known = [m for m in memories if m is not None]
+        state = [np.stack([m.state[k] for m in known]) for k in range(len(known[0].state))]
+        prev_actions = np.stack([np.asarray(m.prev_action) for m in known])
+        prev_rewards = np.asarray([m.prev_reward for m in known], dtype=np.float32)
+        actions, state_out, extra = policy.compute_actions(
+            obs, state, prev_actions, prev_rewards, explore=explore
+        )
+        model = policy.model
+        extra.update({SB.state_in(k): s for k, s in enumerate(state)})
+        extra.update({SB.state_out(k): s for k, s in enumerate(state_out)})
+        if getattr(model, "uses_prev_actions", False):
+            extra[SB.PREV_ACTIONS] = prev_actions
+        if getattr(model, "uses_prev_rewards", False):
+            extra[SB.PREV_REWARDS] = prev_rewards
+        for j, memory in enumerate(known):
+            memory.state = [s[j] for s in state_out]
+            memory.prev_action = actions[j]
+        return actions, extra
 
     def _step(
         self,
@@ -443,8 +497,12 @@ class MultiAgentRunner(RunnerMetrics):
             act_idx: list[int] = []
             for j, k in enumerate(ks):
                 i, agent, _, transition, term, trunc, info, _ = arrivals[k]
-                if transition is not None and record:
-                    self._close(rows, i, agent, transition, first + j, term, trunc, info)
+                if transition is not None:
+                    memory = self._memory.get((i, agent))
+                    if memory is not None:
+                        memory.prev_reward = transition.reward
+                    if record:
+                        self._close(rows, i, agent, transition, first + j, term, trunc, info)
                 if not (term or trunc):
                     act_keys.append((i, agent))
                     act_idx.append(j)
@@ -627,7 +685,17 @@ class MultiAgentRunner(RunnerMetrics):
         batched = _batched_values(policy)
         obs = columns[SB.OBS]
         parts = ([obs] if batched else []) + [columns[SB.NEXT_OBS][bootstrap]]
-        values = policy.compute_values(np.concatenate(parts))
+        if policy.is_recurrent():
+            # Each bootstrapped observation is valued from the state after its row's action.
+            states = [columns.pop(k)[bootstrap] for k in sorted(_state_outs(columns))]
+            values = policy.compute_values(
+                columns[SB.NEXT_OBS][bootstrap],
+                states,
+                columns[SB.ACTIONS][bootstrap],
+                columns[SB.REWARDS][bootstrap],
+            )
+        else:
+            values = policy.compute_values(np.concatenate(parts))
         if batched:
             columns[SB.VF_PREDS] = values[: len(obs)]
             values = values[len(obs) :]
@@ -701,5 +769,9 @@ class MultiAgentRunner(RunnerMetrics):
 def _batched_values(policy: Any) -> bool:
     """A separate value network is left out of the steps: V(s) for all rows in one batch."""
     return bool(policy.has_critic) and bool(
-        getattr(getattr(policy, "model", None), "separate_value_network", False)
+        getattr(getattr(policy, "module", None), "separate_value_network", False)
     )
+
+
+def _state_outs(columns: dict[str, Array]) -> list[str]:
+    return [name for name in columns if name.startswith("state_out_")]

@@ -41,6 +41,7 @@ from runtime.env.filters import ObservationFilter
 from runtime.env.multi_agent_checks import check_observations
 from runtime.env.preprocessors import Preprocessor
 from runtime.env.runner_metrics import RunnerMetrics
+from runtime.env.sub_env_memory import SubEnvMemory
 from runtime.env.sub_env_restarts import SubEnvRestarts
 
 if TYPE_CHECKING:
@@ -89,6 +90,9 @@ class Step(NamedTuple):
     #: (``done``, truncated, reward 0, a zero ``next_obs``) and is to be dropped
     #: (``_restart_episodes``).
     faulty: list[int] | None = None
+    #: A policy with memory: each row's inputs besides the observation (``state_in_k``,
+    #: ``prev_actions``, ``prev_rewards``) as training columns; None without memory.
+    memory_in: dict[str, Array] | None = None
 
 
 class StepLoop(RunnerMetrics):
@@ -144,6 +148,8 @@ class StepLoop(RunnerMetrics):
         )
         #: Episodes cut off by a failed sub-env whose rows are still to be dropped.
         self._faulty_ids: set[int] = set()
+        #: A policy with memory: its state and previous inputs in each sub-env.
+        self.memory = SubEnvMemory.of(policy, self.num_envs)
 
     def get_sub_environments(self) -> list[Any]:
         return self.envs
@@ -164,9 +170,24 @@ class StepLoop(RunnerMetrics):
             env_ids = idx.tolist()
             obs, envs = self.obs[idx], [self.envs[i] for i in env_ids]
         t0 = time.perf_counter()
-        actions, _, extra = self.policy.compute_actions(
-            obs, explore=explore, value_preds=value_preds, env_indices=env_ids
-        )
+        memory = self.memory
+        memory_in: dict[str, Array] | None = None
+        if memory is None:
+            actions, _, extra = self.policy.compute_actions(
+                obs, explore=explore, value_preds=value_preds, env_indices=env_ids
+            )
+        else:
+            state, prev_actions, prev_rewards = memory.inputs(idx)
+            memory_in = memory.columns(idx)
+            actions, state_out, extra = self.policy.compute_actions(
+                obs,
+                state,
+                prev_actions,
+                prev_rewards,
+                explore=explore,
+                value_preds=value_preds,
+                env_indices=env_ids,
+            )
         t1 = time.perf_counter()
         env_actions = self._action_fn(actions)
         n = len(envs)
@@ -186,6 +207,8 @@ class StepLoop(RunnerMetrics):
                 envs, env_ids, env_actions, j, error, raw, rewards, terms, truncs, infos
             )
         t3 = time.perf_counter()
+        if memory is not None:
+            memory.advance(idx, state_out, actions, rewards)
         if idx is None:
             self.ep_len += 1
             self.ep_ret += rewards
@@ -215,7 +238,9 @@ class StepLoop(RunnerMetrics):
         perf["inference"] += t1 - t0
         perf["action_processing"] += t2 - t1
         perf["env_wait"] += t3 - t2
-        return Step(actions, extra, rewards, terms, truncs, infos, done, next_obs, t3, faulty)
+        return Step(
+            actions, extra, rewards, terms, truncs, infos, done, next_obs, t3, faulty, memory_in
+        )
 
     def _step_after_failure(
         self,
@@ -371,6 +396,8 @@ class StepLoop(RunnerMetrics):
         self.eps_ids[index] = episode.episode_id
         self.ep_len[index] = 0
         self.ep_ret[index] = 0.0
+        if self.memory is not None:
+            self.memory.reset(index)
         if self._exploration_starts:
             self.policy.exploration.on_episode_start(self.policy, environment=self, episode=episode)
         self._hook("on_episode_start", episode=episode, env_index=index)

@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.config_checks import DEFAULT_POLICY_ID
 from rlconf.unknown_keys import did_you_mean
@@ -22,6 +24,8 @@ from runtime.training.trainable import Trainable
 #: The keywords of ``compute_single_action`` / ``compute_actions``.
 _KEYWORDS = (
     "state",
+    "prev_action",
+    "prev_reward",
     "policy_id",
     "explore",
     "full_fetch",
@@ -29,9 +33,9 @@ _KEYWORDS = (
     "clip_action",
     "timestep",
 )
-#: The reference's keywords for inputs this runtime's models do not take (previous action and
-#: reward, env info, episode, an input dict): accepted when not given (None).
-_UNUSED_INPUTS = ("prev_action", "prev_reward", "info", "episode", "input_dict")
+#: The reference's keywords for inputs no model here reads (env info, episode, an input dict):
+#: accepted when not given (None).
+_UNUSED_INPUTS = ("info", "episode", "input_dict")
 
 
 def check_call_keywords(method: str, kwargs: Mapping[str, Any]) -> None:
@@ -42,13 +46,36 @@ def check_call_keywords(method: str, kwargs: Mapping[str, Any]) -> None:
             if value is None:
                 continue
             raise ValueError(
-                f"{method}({key}=...): this runtime's models read the observation alone (no "
-                f"previous actions or rewards, infos, episodes or input dicts); leave {key} out"
+                f"{method}({key}=...): no model here reads infos, episodes or input dicts; "
+                f"leave {key} out"
             )
         hint = did_you_mean(key, (*_KEYWORDS, *_UNUSED_INPUTS))
         raise TypeError(
             f"{method}() got an unexpected keyword argument {key!r}" + (f"; {hint}" if hint else "")
         )
+
+
+def _refuse_memory_inputs(method: str, **given: Any) -> None:
+    for name, value in given.items():
+        if value is not None:
+            raise ValueError(
+                f"{method}({name}=...): this policy's model has no memory (use_lstm, "
+                f"use_attention) and reads the observation alone; leave {name} out (None)"
+            )
+
+
+def policy_actions(action_space: Any, settings: AlgorithmSettings, env_actions: Any) -> Any:
+    """Actions as an env took them, in the policy's coordinates: rescaled from the bounds of a
+    Box into [-1, 1] under ``normalize_actions`` (what the policy acts in and remembers)."""
+    import gymnasium as gym
+
+    actions = np.asarray(env_actions)
+    if not (settings.normalize_actions and isinstance(action_space, gym.spaces.Box)):
+        return actions
+    low, high = action_space.low, action_space.high
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        return actions
+    return (2.0 * (actions - low) / (high - low) - 1.0).astype(np.float32)
 
 
 class Acting(Trainable):
@@ -79,6 +106,8 @@ class Acting(Trainable):
         observation: Any,
         state: list[Any] | None = None,
         *,
+        prev_action: Any = None,
+        prev_reward: Any = None,
         policy_id: str = DEFAULT_POLICY_ID,
         explore: bool | None = None,
         full_fetch: bool = False,
@@ -89,18 +118,37 @@ class Acting(Trainable):
     ) -> Any:
         """The action for one raw observation (preprocessed and filtered as in training).
 
-        Returns the action, or ``(action, state, extra)`` with ``full_fetch`` or a ``state``.
-        ``timestep`` sets the exploration's timestep (the policy's global one by default).
-        A keyword this method does not take is a ``TypeError`` naming it: a misspelt
-        ``explore`` would otherwise keep exploring.
+        Returns the action, or ``(action, state_out, extra)`` with ``full_fetch`` or a
+        ``state`` (a policy with memory: ``state`` is its state, each array without a batch
+        dimension, as ``get_policy().get_initial_state()`` gives it; ``prev_action`` and
+        ``prev_reward`` those of the step before, as the env took and gave them; a policy
+        without memory refuses them). ``timestep`` sets the exploration's timestep (the
+        policy's global one by default). A keyword this method does not take is a
+        ``TypeError`` naming it: a misspelt ``explore`` would otherwise keep exploring.
         """
         check_call_keywords("compute_single_action", kwargs)
+        policy = self.workers.local_worker().get_policy(policy_id)
+        if not policy.is_recurrent():
+            _refuse_memory_inputs(
+                "compute_single_action",
+                state=state or None,
+                prev_action=prev_action,
+                prev_reward=prev_reward,
+            )
         actions, states, extra = self._compute(
-            [observation], policy_id, explore, unsquash_action, clip_action, timestep
+            [observation],
+            policy_id,
+            explore,
+            unsquash_action,
+            clip_action,
+            timestep,
+            [np.asarray(s)[None] for s in state] if state else None,
+            None if prev_action is None else np.asarray(prev_action)[None],
+            None if prev_reward is None else np.asarray([prev_reward], dtype=np.float32),
         )
         action = actions[0]
         if full_fetch or state:
-            return action, states, {k: v[0] for k, v in extra.items()}
+            return action, [s[0] for s in states], {k: v[0] for k, v in extra.items()}
         return action
 
     def compute_action(self, *args: Any, **kwargs: Any) -> Any:
@@ -155,13 +203,21 @@ class Acting(Trainable):
         unsquash_action: bool | None,
         clip_action: bool | None,
         timestep: int | None = None,
+        state_batches: list[Any] | None = None,
+        prev_actions: Any = None,
+        prev_rewards: Any = None,
     ) -> tuple[Any, list[Any], dict[str, Any]]:
         worker = self.workers.local_worker()
         policy = worker.get_policy(policy_id)
         obs = worker.filters[policy_id](
             worker.preprocessors[policy_id].transform_many(observations), update=False
         )
-        actions, states, extra = policy.compute_actions(obs, explore=explore, timestep=timestep)
+        if prev_actions is not None:
+            # The env's actions back into the policy's coordinates (normalize_actions).
+            prev_actions = policy_actions(policy.action_space, self.settings, prev_actions)
+        actions, states, extra = policy.compute_actions(
+            obs, state_batches, prev_actions, prev_rewards, explore=explore, timestep=timestep
+        )
         settings = self.settings
         unsquash = settings.normalize_actions if unsquash_action is None else unsquash_action
         clip = settings.clip_actions if clip_action is None else clip_action

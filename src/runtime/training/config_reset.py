@@ -18,6 +18,7 @@ from runtime.core.exploration import check_exploration
 from runtime.core.logs import configure_logs
 from runtime.results.result_logger import ResultLogger
 from runtime.training.config_resolution import ConfigInput, resolve_config, split_tune_keys
+from runtime.training.memory_models import refuse_memory_models
 from runtime.training.placement_setup import learner_devices
 from runtime.training.sample_size import note_oversized_sample
 from runtime.training.trainable import Trainable
@@ -42,6 +43,7 @@ def accepted_config(
     # First: the notes below (and everything the build logs) follow the config's log_level.
     configure_logs(resolved, algorithm_class.__name__)
     refuse_unsupported(resolved, algorithm_class.__name__)
+    refuse_memory_models(resolved, algorithm_class)
     note_oversized_sample(resolved, algorithm_class.__name__)
     return resolved, tune_keys
 

@@ -5,12 +5,15 @@ once, and sends the new weights out."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from runtime.algorithm import Algorithm
 
 
 class OnPolicyAlgorithm(Algorithm):
+    #: Their learners train models with memory on sequences (``runtime.core.sequences``).
+    trains_on_sequences: ClassVar[bool] = True
+
     def training_step(self) -> dict[str, Any]:
         train_batch = self.sample_train_batch()
         learner_info = self.learn_on_batch(train_batch)

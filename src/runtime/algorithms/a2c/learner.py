@@ -7,12 +7,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from runtime.algorithms.a2c.loss import a2c_loss
 from runtime.core.learner import Learner
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.sample_batch import SampleBatch as SB
+from runtime.core.sequences import minibatches_of_sequences, sequence_tensors
 from runtime.core.settings import settings_of
 
 
@@ -31,6 +33,7 @@ class A2CLearner(Learner):
             "entropy_coeff", settings.entropy_coeff_schedule, float(settings.entropy_coeff)
         )
         self.vf_loss_coeff = float(settings.vf_loss_coeff)
+        self._count = 0
 
     @property
     def entropy_coeff(self) -> float:
@@ -55,9 +58,8 @@ class A2CLearner(Learner):
         sums: dict[str, Any] = defaultdict(float)
         params = self.param_lists["default"]
         accumulated: list[torch.Tensor | None] = [None] * len(params)
-        for start in range(0, size, int(micro)):
-            part = {k: v[start : start + int(micro)] for k, v in tensors.items()}
-            share = len(part[SB.OBS]) / size
+        for part in self._microbatches(batch, tensors, int(micro)):
+            share = len(part[SB.ACTIONS]) / size
             if self.parallel is None:
                 loss, stats = self.compute_loss(part)
                 (loss * share).backward()  # type: ignore[no-untyped-call]
@@ -77,5 +79,23 @@ class A2CLearner(Learner):
             self.set_gradients({"default": accumulated})
         sums.update(self.apply_gradients())
         stats = {k: float(v) for k, v in sums.items()}
-        stats["num_microbatches"] = -(-size // int(micro))
+        stats["num_microbatches"] = self._count
         return self.info(stats)
+
+    def _microbatches(
+        self, batch: SampleBatch, tensors: dict[str, torch.Tensor], micro: int
+    ) -> list[dict[str, torch.Tensor]]:
+        """Row ranges of ``micro`` rows; for a module with memory, whole sequences of at least
+        ``micro`` valid rows each (the last: the rest)."""
+        if not self.module.is_recurrent:
+            parts = [
+                {k: v[start : start + micro] for k, v in tensors.items()}
+                for start in range(0, len(batch), micro)
+            ]
+        else:
+            starts, lens = self.sequences_of(batch)
+            order = np.arange(len(starts))
+            groups = minibatches_of_sequences(lens, order, micro, keep_rest=True)
+            parts = [sequence_tensors(tensors, starts, lens, group) for group in groups]
+        self._count = len(parts)
+        return parts

@@ -25,6 +25,7 @@ NOISE_EXPLORATIONS: tuple[str, ...] = (
     "PerWorkerOrnsteinUhlenbeckNoise",
     "GaussianNoise",
     "PerWorkerGaussianNoise",
+    "ParameterNoise",
     "StochasticSampling",
     "Random",
 )

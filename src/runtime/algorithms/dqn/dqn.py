@@ -28,6 +28,7 @@ class DQN(OffPolicyAlgorithm):
         "EpsilonGreedy",
         "PerWorkerEpsilonGreedy",
         "SoftQ",
+        "ParameterNoise",
         "StochasticSampling",
         "Random",
     )

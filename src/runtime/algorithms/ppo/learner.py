@@ -16,11 +16,14 @@ from runtime.core.learner_stats import mean_stats
 from runtime.core.postprocessing import standardized
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.sample_batch import SampleBatch as SB
+from runtime.core.sequences import minibatches_of_sequences, sequence_tensors, state_keys
 from runtime.core.settings import settings_of
 
 #: The columns ``ppo_loss`` reads (a subclass with a loss of its own gets all of them).
 LOSS_COLUMNS: tuple[str, ...] = (SB.OBS, SB.ACTIONS, SB.ACTION_LOGP, SB.ACTION_DIST_INPUTS)
 LOSS_COLUMNS += (SB.ADVANTAGES, SB.VALUE_TARGETS)
+#: ... and what a module with memory reads besides (with its ``state_in_k`` columns).
+MEMORY_COLUMNS: tuple[str, ...] = (SB.PREV_ACTIONS, SB.PREV_REWARDS)
 
 
 @dataclass(frozen=True)
@@ -73,12 +76,17 @@ class PPOLearner(Learner):
         batch[SB.ADVANTAGES] = standardized(batch[SB.ADVANTAGES])
         # Each epoch shuffles the columns the loss reads once; its minibatches are then slices.
         own_loss = type(self).compute_loss is not PPOLearner.compute_loss
-        tensors = self.batch_tensors(batch, None if own_loss else LOSS_COLUMNS)
+        recurrent = self.module.is_recurrent
+        memory = (*MEMORY_COLUMNS, *state_keys(batch)) if recurrent else ()
+        columns = None if own_loss else LOSS_COLUMNS + memory
+        tensors = self.batch_tensors(batch, columns)
         size = len(batch)
         minibatch = min(int(self.settings.sgd_minibatch_size), size)
         per_step: list[dict[str, Any]] = []
         shuffle = bool(self.settings.shuffle_sequences)
-        for _ in range(int(self.settings.num_sgd_iter)):
+        if recurrent:
+            per_step = self._sequence_epochs(batch, tensors, minibatch, shuffle)
+        for _ in range(0 if recurrent else int(self.settings.num_sgd_iter)):
             epoch = tensors
             if shuffle:
                 order = torch.as_tensor(self._rng.permutation(size), device=self.device)
@@ -91,6 +99,19 @@ class PPOLearner(Learner):
             self.update_kl(stats["kl"])
         stats.update(kl_coeff=self.kl_coeff, entropy_coeff=self.entropy_coeff, cur_lr=self.cur_lr)
         return self.info(stats)
+
+    def _sequence_epochs(
+        self, batch: SampleBatch, tensors: dict[str, torch.Tensor], minibatch: int, shuffle: bool
+    ) -> list[dict[str, Any]]:
+        """The epochs of a module with memory: minibatches of whole sequences (of at least
+        ``minibatch`` valid rows), shuffled as sequences (``shuffle_sequences``)."""
+        starts, lens = self.sequences_of(batch)
+        per_step: list[dict[str, Any]] = []
+        for _ in range(int(self.settings.num_sgd_iter)):
+            order = self._rng.permutation(len(starts)) if shuffle else np.arange(len(starts))
+            for group in minibatches_of_sequences(lens, order, minibatch):
+                per_step.append(self.gradient_step(sequence_tensors(tensors, starts, lens, group)))
+        return per_step
 
     @torch.no_grad()
     def summarize(self, steps: list[dict[str, Any]]) -> dict[str, float]:

@@ -13,6 +13,7 @@ from runtime.core.exploration.factory import (
 )
 from runtime.core.exploration.gaussian_noise import GaussianNoise
 from runtime.core.exploration.ornstein_uhlenbeck_noise import OrnsteinUhlenbeckNoise
+from runtime.core.exploration.parameter_noise import ParameterNoise
 from runtime.core.exploration.per_worker_epsilon_greedy import PerWorkerEpsilonGreedy
 from runtime.core.exploration.per_worker_noise import (
     PerWorkerGaussianNoise,
@@ -29,6 +30,7 @@ __all__ = [
     "Exploration",
     "GaussianNoise",
     "OrnsteinUhlenbeckNoise",
+    "ParameterNoise",
     "PerWorkerEpsilonGreedy",
     "PerWorkerGaussianNoise",
     "PerWorkerOrnsteinUhlenbeckNoise",

@@ -66,6 +66,17 @@ class Exploration:
         ``action_distribution`` (which a ``logp`` of None asks for too)."""
         raise NotImplementedError(f"{type(self).__name__} must implement get_exploration_action()")
 
+    def forward_module(self, module: Any, batch: dict[str, torch.Tensor], explore: bool) -> Any:
+        """The module's outputs to act on: its exploring or its greedy pass. A strategy that
+        acts through other weights (``ParameterNoise``) overrides it; the policy calls it only
+        then."""
+        return module.forward_exploration(batch) if explore else module.forward_inference(batch)
+
+    def postprocess_fragment(self, policy: Any, columns: dict[str, Any]) -> None:
+        """A sampled fragment's ``(T, N)`` columns, before the algorithm's postprocessing (the
+        reference's ``postprocess_trajectory``); the policy calls it only for strategies that
+        override it."""
+
     def on_timestep(self, timestep: int) -> None:
         """The policy's global timestep changed (a weight sync): a strategy whose state follows
         it (e.g. the epsilon schedule) updates here, so that a worker that never acts (the

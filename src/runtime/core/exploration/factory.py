@@ -27,6 +27,7 @@ from runtime.core.exploration.epsilon_greedy import EpsilonGreedy
 from runtime.core.exploration.exploration import Exploration
 from runtime.core.exploration.gaussian_noise import GaussianNoise
 from runtime.core.exploration.ornstein_uhlenbeck_noise import OrnsteinUhlenbeckNoise
+from runtime.core.exploration.parameter_noise import ParameterNoise
 from runtime.core.exploration.per_worker_epsilon_greedy import PerWorkerEpsilonGreedy
 from runtime.core.exploration.per_worker_noise import (
     PerWorkerGaussianNoise,
@@ -47,6 +48,7 @@ BUILTIN: dict[str, type[Exploration]] = {
     "PerWorkerGaussianNoise": PerWorkerGaussianNoise,
     "OrnsteinUhlenbeckNoise": OrnsteinUhlenbeckNoise,
     "PerWorkerOrnsteinUhlenbeckNoise": PerWorkerOrnsteinUhlenbeckNoise,
+    "ParameterNoise": ParameterNoise,
 }
 
 
