@@ -4,7 +4,9 @@ fed through an LSTM whose output feeds the policy and the value outputs (the ref
 LSTM wrapper). ``vf_share_layers`` acts as for the other networks: with True (the reference's
 LSTM wrapper) the value output reads the policy's LSTM; with False the value function has
 layers of its own, an LSTM included (as Stable-Baselines3's recurrent PPO's critic): its state
-is then ``[h, c, h_value, c_value]``."""
+is then ``[h, c, h_value, c_value]``. The state returned is the one after a sequence's last
+step, padded steps included: the runners act one step a call (nothing is padded), and training
+reads the outputs of the valid steps only."""
 
 from __future__ import annotations
 
