@@ -127,6 +127,27 @@ def test_compute_single_action_takes_and_returns_the_state_as_the_reference() ->
         algo.stop()
 
 
+def test_compute_actions_takes_states_keyed_or_batched_as_the_observations() -> None:
+    algo = _ppo(LSTM_PREV).build()
+    try:
+        initial = algo.get_policy().get_initial_state()
+        actions, states, extra = algo.compute_actions(
+            {"a": 0, "b": 1}, {"a": initial, "b": initial}, prev_action={"a": 1, "b": 0}
+        )
+        assert set(actions) == set(states) == set(extra) == {"a", "b"}
+        assert [s.shape for s in states["a"]] == [(16,)] * 4 and "action_logp" in extra["b"]
+        single = algo.compute_single_action(1, initial, prev_action=0, explore=False)
+        batch = [np.stack([s, s]) for s in initial]
+        listed, batch_out, _ = algo.compute_actions(
+            [1, 1], batch, prev_action=[0, 0], explore=False
+        )
+        assert listed == [single[0], single[0]]
+        np.testing.assert_allclose(batch_out[0][1], single[1][0], atol=1e-6)
+        assert algo.compute_actions([0, 1], explore=False) in ([0, 0], [0, 1], [1, 0], [1, 1])
+    finally:
+        algo.stop()
+
+
 def test_a_policy_without_memory_refuses_a_state() -> None:
     algo = _ppo({}).build()
     try:
@@ -134,6 +155,8 @@ def test_a_policy_without_memory_refuses_a_state() -> None:
         assert algo.get_policy().get_initial_state() == []
         with pytest.raises(ValueError, match=r"prev_action=.*no memory"):
             algo.compute_single_action(0, prev_action=1)
+        with pytest.raises(ValueError, match=r"compute_actions\(state=.*no memory"):
+            algo.compute_actions([0], [np.zeros((1, 4))])
     finally:
         algo.stop()
 

@@ -18,7 +18,7 @@ from runtime.core.exploration import ParameterNoise
 
 
 def _dqn(**exploration: Any) -> Algorithm:
-    return (
+    algo: Algorithm = (
         DQNConfig()
         .environment("CartPole-v1")
         .rollouts(num_workers=0, rollout_fragment_length=20)
@@ -28,6 +28,7 @@ def _dqn(**exploration: Any) -> Algorithm:
         .debugging(seed=0)
         .build()
     )
+    return algo
 
 
 def test_exploring_acts_with_noisy_weights_and_greedy_with_the_clean_ones() -> None:

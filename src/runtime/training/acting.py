@@ -163,7 +163,10 @@ class Acting(Trainable):
     def compute_actions(
         self,
         observations: Mapping[Any, Any] | Any,
+        state: Mapping[Any, Any] | list[Any] | None = None,
         *,
+        prev_action: Mapping[Any, Any] | Any = None,
+        prev_reward: Mapping[Any, Any] | Any = None,
         policy_id: str = DEFAULT_POLICY_ID,
         explore: bool | None = None,
         full_fetch: bool = False,
@@ -173,26 +176,59 @@ class Acting(Trainable):
         **kwargs: Any,
     ) -> Any:
         """Actions for a dict ``{key: obs}`` (returns ``{key: action}``) or a list of
-        observations (returns a list of actions). Unknown keywords are a ``TypeError``."""
+        observations (returns a list of actions). Unknown keywords are a ``TypeError``.
+
+        A policy with memory takes ``state`` (and ``prev_action`` / ``prev_reward``) in the
+        layout of the observations: a dict keyed as they are of each one's state (a list of
+        arrays without a batch dimension), or for a list of observations the list of state
+        arrays with one row per observation; then (or with ``full_fetch``) it returns
+        ``(actions, state_out, extra)`` in the same layout."""
         check_call_keywords("compute_actions", kwargs)
-        if isinstance(observations, Mapping):
-            keys = list(observations)
-            actions, states, extra = self._compute(
-                [observations[k] for k in keys],
-                policy_id,
-                explore,
-                unsquash_action,
-                clip_action,
-                timestep,
+        policy = self.workers.local_worker().get_policy(policy_id)
+        if not policy.is_recurrent():
+            _refuse_memory_inputs(
+                "compute_actions",
+                state=state or None,
+                prev_action=prev_action,
+                prev_reward=prev_reward,
             )
+        keyed = isinstance(observations, Mapping)
+        keys = list(observations) if keyed else []
+        rows = [observations[k] for k in keys] if keyed else list(observations)
+
+        def batched(value: Any) -> Any:
+            if value is None:
+                return None
+            return np.stack([np.asarray(value[k]) for k in keys]) if keyed else np.asarray(value)
+
+        state_batches: list[Any] | None = None
+        if state:
+            if keyed:
+                size = len(next(iter(state.values())))  # type: ignore[union-attr]
+                by_key: Any = state
+                state_batches = [np.stack([by_key[k][i] for k in keys]) for i in range(size)]
+            else:
+                state_batches = [np.asarray(s) for s in state]
+        prev_rewards = batched(prev_reward)
+        actions, states, extra = self._compute(
+            rows,
+            policy_id,
+            explore,
+            unsquash_action,
+            clip_action,
+            timestep,
+            state_batches,
+            batched(prev_action),
+            None if prev_rewards is None else prev_rewards.astype(np.float32),
+        )
+        if keyed:
             out: Any = dict(zip(keys, actions, strict=True))
+            state_out: Any = {k: [s[j] for s in states] for j, k in enumerate(keys)}
+            extra_out: Any = {k: {n: v[j] for n, v in extra.items()} for j, k in enumerate(keys)}
         else:
-            actions, states, extra = self._compute(
-                list(observations), policy_id, explore, unsquash_action, clip_action, timestep
-            )
-            out = list(actions)
-        if full_fetch:
-            return out, states, extra
+            out, state_out, extra_out = list(actions), states, extra
+        if full_fetch or state:
+            return out, state_out, extra_out
         return out
 
     def _compute(

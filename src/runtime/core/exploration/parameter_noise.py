@@ -104,7 +104,8 @@ class ParameterNoise(Exploration):
 
     def forward_module(self, module: Any, batch: Tensors, explore: bool) -> Tensors:
         if not explore:
-            return super().forward_module(module, batch, explore)
+            clean: Tensors = super().forward_module(module, batch, explore)
+            return clean
         if self._noisy is None:
             self._noisy = self._draw()
         out: Tensors = functional_call(self._exploring, self._noisy, (batch,))
