@@ -475,3 +475,12 @@ def test_a_misspelt_rllib2_name_gets_a_did_you_mean() -> None:
         PPOConfig.from_dict({"min_sample_timesteps_per_iteraton": 1})
     with pytest.raises(ConfigError, match="did you mean 'custom_evaluation_function'"):
         PPOConfig().evaluation(custom_evaluation_functon=_score)  # type: ignore[call-arg]
+
+
+def test_num_rollout_workers_is_the_rllib_2x_name_of_num_workers() -> None:
+    config = PPOConfig().rollouts(num_rollout_workers=3)  # type: ignore[call-arg]
+    assert config["num_workers"] == 3 and config["num_rollout_workers"] == 3
+    assert "num_rollout_workers" not in config.to_dict()
+    assert PPOConfig.from_dict({"num_rollout_workers": 1})["num_workers"] == 1
+    with pytest.raises(ConfigError, match=r"num_rollout_workers: is the RLlib 2.x name"):
+        PPOConfig.from_dict({"num_rollout_workers": 1, "num_workers": 2})
