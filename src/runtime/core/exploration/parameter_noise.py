@@ -3,9 +3,10 @@
 
 While exploring, the module acts with Gaussian noise of ``stddev`` added to every weight (layer
 norms excepted), the same noise for a whole episode: fresh noise is drawn when an episode
-starts (on any sub-env of the worker: its sub-envs act in one batch), the module's own weights
-are never changed (the noisy pass is a ``torch.func.functional_call``), so learning, weight
-syncs and checkpoints only ever see the clean weights. Greedy acting (``explore=False``) uses
+starts (on any sub-env of the worker: its sub-envs act in one batch) and added to the module's
+current weights at each pass (weights learned mid-episode carry it too). The module's own
+weights are never changed (the noisy pass is a ``torch.func.functional_call``), so learning,
+weight syncs and checkpoints only ever see the clean weights. Greedy acting (``explore=False``) uses
 the clean weights.
 
 The actions are then chosen by a sub-exploration: for Discrete actions epsilon-greedy with
@@ -79,8 +80,8 @@ class ParameterNoise(Exploration):
             )
         self.sub_exploration = SUB_EXPLORATIONS[kind](action_space, **sub, **kwargs)
         self._exploring = _Exploring(self.model)
-        #: The perturbed weights, by their name in ``_exploring``; None: draw them anew.
-        self._noisy: Tensors | None = None
+        #: The episode's noise on each weight, by its name in ``_exploring``; None: draw anew.
+        self._noise: Tensors | None = None
 
     def _default_sub_exploration(self) -> dict[str, Any]:
         if isinstance(self.action_space, gym.spaces.Discrete):
@@ -106,20 +107,23 @@ class ParameterNoise(Exploration):
         if not explore:
             clean: Tensors = super().forward_module(module, batch, explore)
             return clean
-        if self._noisy is None:
-            self._noisy = self._draw()
-        out: Tensors = functional_call(self._exploring, self._noisy, (batch,))
+        out: Tensors = functional_call(self._exploring, self._noisy_weights(), (batch,))
         return out
 
-    def _draw(self) -> Tensors:
-        """Every weight plus Gaussian noise of ``stddev`` (layer norms' weights as they are)."""
+    def _noisy_weights(self) -> Tensors:
+        """The module's current weights plus the episode's noise (drawn when missing): the
+        weights a learning step changed mid-episode carry the same noise."""
+        if self._noise is None:
+            with torch.no_grad():
+                self._noise = {
+                    name: torch.zeros_like(param)
+                    if "LayerNorm" in name or "layer_norm" in name
+                    else self.stddev * torch.randn_like(param)
+                    for name, param in self._exploring.named_parameters()
+                }
+        noise = self._noise
         with torch.no_grad():
-            return {
-                name: param
-                if "LayerNorm" in name or "layer_norm" in name
-                else param + self.stddev * torch.randn_like(param)
-                for name, param in self._exploring.named_parameters()
-            }
+            return {name: param + noise[name] for name, param in self._exploring.named_parameters()}
 
     def get_exploration_action(
         self, *, action_distribution: Any, timestep: int, explore: bool = True
@@ -137,8 +141,8 @@ class ParameterNoise(Exploration):
         episode: Any = None,
         tf_sess: Any = None,
     ) -> None:
-        # New noise for the next exploring pass (which may come after a learning step).
-        self._noisy = None
+        # New noise for the next exploring pass.
+        self._noise = None
         self.sub_exploration.on_episode_start(
             policy, environment=environment, episode=episode, tf_sess=tf_sess
         )
@@ -157,10 +161,8 @@ class ParameterNoise(Exploration):
         if not len(obs):
             return
         batch = {"obs": torch.as_tensor(obs, device=policy.device)}
-        if self._noisy is None:
-            self._noisy = self._draw()
         clean = self.model.forward_inference(batch)
-        noisy: Tensors = functional_call(self._exploring, self._noisy, (batch,))
+        noisy: Tensors = functional_call(self._exploring, self._noisy_weights(), (batch,))
         if isinstance(self.action_space, gym.spaces.Discrete):
             log_clean = torch.log_softmax(clean["action_dist_inputs"], dim=-1)
             log_noisy = torch.log_softmax(noisy["action_dist_inputs"], dim=-1)
