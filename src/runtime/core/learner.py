@@ -214,7 +214,8 @@ class Learner:
     def sequences_of(self, batch: SampleBatch) -> tuple[Any, Any]:
         """``(starts, lens)`` of the sequences a module with memory trains ``batch`` as (at most
         ``model.max_seq_len`` steps each; ``runtime.core.sequences``)."""
-        max_seq_len = int(self.module.model_config.get("max_seq_len", 20))
+        # The validated model dict always holds it (the reference's default: 20).
+        max_seq_len = int(self.module.model_config["max_seq_len"])
         return sequence_bounds(batch, max_seq_len)
 
     def replay_update(self, batch: SampleBatch) -> dict[str, Any]:
