@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlconf import ConfigError, PGConfig
+from rlconf import PGConfig
+from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
-from runtime.offline.batch_files import BatchReader, decode_batch, encode_batch, input_files
+from runtime.offline.batch_files import decode_batch, encode_batch
+from runtime.offline.json_reader import JsonReader
 
 
 def _pg(**offline: object) -> PGConfig:
@@ -38,8 +40,10 @@ def test_a_batch_survives_the_round_trip_with_and_without_compression() -> None:
     for compress in ([], ["obs", "infos"]):
         line = encode_batch(batch, compress)
         back = decode_batch(line)
-        assert np.array_equal(back["obs"], batch["obs"])
-        assert back["obs"].dtype == np.float32 if compress else True
+        assert isinstance(back, SampleBatch)
+        for name in ("obs", "actions", "rewards"):
+            assert np.array_equal(back[name], batch[name])
+            assert back[name].dtype == batch[name].dtype  # with and without compression
         assert list(back["infos"]) == [{"a": 1}, {}]
     assert "npy_zlib_b64" in json.loads(encode_batch(batch, ["obs"]))["obs"]
 
@@ -55,9 +59,12 @@ def test_output_writes_every_sampled_batch_and_rolls_files(tmp_path: Path) -> No
     assert len(files) > 1  # rolled over at output_max_file_size
     lines = [line for f in files for line in f.read_text().splitlines()]
     batches = [decode_batch(line) for line in lines]
+    assert all(isinstance(b, SampleBatch) for b in batches)
     assert sum(len(b) for b in batches) == 300
     # written after postprocessing: ready to train on
-    assert {"obs", "actions", "advantages"} <= set(batches[0].columns)
+    first = batches[0]
+    assert isinstance(first, SampleBatch)
+    assert {"obs", "actions", "advantages"} <= set(first.columns)
     assert json.loads(lines[0])["obs"]["npy_zlib_b64"]  # obs compressed by default
 
 
@@ -90,18 +97,24 @@ def test_train_from_the_files_pg_wrote(tmp_path: Path) -> None:
         results[-1]["info"]["learner"]["default_policy"]["learner_stats"]["policy_loss"]
     )
     assert any(not np.array_equal(before[k], after[k]) for k in before)
-    # the reader goes through the files in order and starts over at the end
-    reader = BatchReader(input_files(str(tmp_path)))
+    # the reader goes through the files and starts over at the end
+    reader = JsonReader(str(tmp_path))
     first = reader.next()
-    for _ in range(7):
-        reader.next()
-    assert np.array_equal(reader.next()["obs"], first["obs"])
+    assert isinstance(first, SampleBatch)
+    seen = [reader.next() for _ in range(7)]
+    again = reader.next()
+    assert isinstance(again, SampleBatch)
+    assert not any(isinstance(b, MultiAgentBatch) for b in seen)
+    assert sorted(len(b) for b in [first, *seen]) == [100] * 8
 
 
 def test_bad_input_and_output_settings_are_refused(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no files found"):
         _pg(input_=str(tmp_path / "none-*.json")).build()
-    with pytest.raises(ConfigError, match="num_workers"):
-        _pg(input_=str(tmp_path)).rollouts(num_workers=2).build()
-    with pytest.raises(ConfigError, match="postprocess_inputs"):
-        _pg(postprocess_inputs=True).build()
+    (tmp_path / "bad.json").write_text("{oops\n")
+    algo = _pg(input_=str(tmp_path / "bad.json")).build()
+    try:
+        with pytest.raises(ValueError, match=r"bad.json:1: not a JSON line"):
+            algo.train()
+    finally:
+        algo.stop()

@@ -15,7 +15,7 @@ from runtime.env.rollout_worker import WorkerSettings
 from runtime.env.step_loop import RunnerSettings
 from runtime.env.worker_policies import PolicyPartsSettings
 from runtime.env.worker_set import WorkerSetSettings
-from runtime.offline.input_reader import InputSettings
+from runtime.offline.input_setup import InputSettings
 
 SETTINGS: list[type[Any]] = [
     RunnerSettings,

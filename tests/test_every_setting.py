@@ -428,6 +428,9 @@ def check_actions_in_input_normalized(tmp_path: Path) -> None:
             "obs": np.zeros((rows, 3), np.float32),
             "actions": np.full((rows, 1), 1.0, np.float32),
             "advantages": np.ones(rows, np.float32),
+            "value_targets": np.ones(rows, np.float32),
+            "action_logp": np.zeros(rows, np.float32),
+            "eps_id": np.zeros(rows, np.int64),
         }
     )
     (tmp_path / "in.json").write_text(encode_batch(batch, compress=["obs"]) + "\n")
@@ -700,8 +703,6 @@ def _refused_keys() -> list[tuple[str, str]]:
 
 #: A value other than the one the runtime behaves as, where flipping or adding 1 won't do.
 OTHER_VALUE: dict[str, Any] = {
-    "input_config": {"format": "json"},
-    "input_evaluation": ["is"],
     "remote_env_batch_wait_ms": 5.0,
     "multiagent.replay_mode": "lockstep",
 }

@@ -14,7 +14,7 @@ import pytest
 import ray
 import torch
 
-from rlconf import PPOConfig
+from rlconf import PGConfig, PPOConfig
 from runtime import PPO
 from runtime.core.sample_batch import SampleBatch as SB
 from runtime.core.sequences import sequence_tensors
@@ -188,3 +188,51 @@ def test_a_memory_model_on_remote_workers_samples_what_the_learner_replays() -> 
         assert float((logp - tensors[SB.ACTION_LOGP]).abs().max()) < 1e-5
     finally:
         algo.stop()
+
+
+def test_remote_workers_read_their_share_of_the_input_files(tmp_path: Path) -> None:
+    from runtime.offline import JsonWriter
+    from runtime.offline.json_reader import JsonReader
+
+    writer = (
+        PGConfig()
+        .environment("CartPole-v1")
+        .rollouts(num_workers=0, rollout_fragment_length=50)
+        .training(train_batch_size=50)
+        .debugging(seed=0)
+        .build()
+    )
+    try:
+        batches = [writer.workers.local_worker().sample() for _ in range(4)]
+    finally:
+        writer.stop()
+    for index, batch in enumerate(batches):  # one file each
+        JsonWriter(tmp_path / f"part{index}").write(batch)
+    algo = (
+        PGConfig()
+        .environment("CartPole-v1")
+        .rollouts(num_workers=2, rollout_fragment_length=50)
+        .resources(num_cpus_per_worker=0.5, num_cpus_for_driver=0)
+        .training(train_batch_size=100)
+        .offline_data(input_=str(tmp_path / "part*" / "*.json"))
+        .build()
+    )
+    try:
+        shares = algo.workers.foreach_worker_with_index(
+            lambda worker, index: (
+                index,
+                [f.parent.name for f in _json_reader(worker.input_reader, JsonReader).files],
+            )
+        )
+        result = algo.train()
+    finally:
+        algo.stop()
+    by_index = dict(shares)
+    assert by_index[1] == ["part0", "part2"] and by_index[2] == ["part1", "part3"]
+    assert result["timesteps_total"] == 100  # one 50-row batch from each worker
+
+
+def _json_reader(reader: Any, kind: type) -> Any:
+    while not isinstance(reader, kind):
+        reader = reader.child
+    return reader

@@ -484,3 +484,9 @@ def test_num_rollout_workers_is_the_rllib_2x_name_of_num_workers() -> None:
     assert PPOConfig.from_dict({"num_rollout_workers": 1})["num_workers"] == 1
     with pytest.raises(ConfigError, match=r"num_rollout_workers: is the RLlib 2.x name"):
         PPOConfig.from_dict({"num_rollout_workers": 1, "num_workers": 2})
+
+
+def test_the_env_runner_names_of_ray_2_10_set_the_worker_counts() -> None:
+    config = PPOConfig.from_dict({"num_env_runners": 2, "evaluation_num_env_runners": 1})
+    assert config["num_workers"] == 2 and config["evaluation_num_workers"] == 1
+    assert "evaluation_num_env_runners" not in config.to_dict()

@@ -53,8 +53,8 @@ def _name(path: Path) -> str:
 def test_the_files_are_all_here() -> None:
     names = {_name(p) for p in FILES}
     assert set(TRAINED) <= names
-    assert {p.parent.name for p in FILES} == {"pg", "ppo", "a2c", "dqn"}
-    assert len(FILES) == 17
+    assert {p.parent.name for p in FILES} == {"pg", "ppo", "a2c", "dqn", "marwil"}
+    assert len(FILES) == 19
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: _name(p))
@@ -68,7 +68,7 @@ def test_loads_unchanged_with_framework_torch(path: Path) -> None:
     assert experiments
     for experiment in experiments:
         assert experiment.config.to_dict()["framework"] == "torch"
-        assert experiment.run in ("PG", "PPO", "A2C", "DQN")
+        assert experiment.run in ("PG", "PPO", "A2C", "DQN", "BC", "MARWIL")
 
 
 def test_framework_tf_is_what_the_flag_is_for() -> None:
@@ -98,3 +98,67 @@ def test_trains_one_iteration_through_the_cli(name: str, tmp_path: Path) -> None
     assert results[0]["timesteps_total"] > 0
     params = json.loads(result_file.with_name("params.json").read_text())
     assert params["framework"] == "torch"
+
+
+@pytest.fixture(scope="module")
+def ppo_experience(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What the files' header asks for: PPO's experience of complete CartPole episodes."""
+    folder = tmp_path_factory.mktemp("ppo-out")
+    argv = [
+        "train",
+        "--run",
+        "PPO",
+        "--env",
+        "CartPole-v1",
+        "--stop",
+        '{"training_iteration": 1}',
+        "--config",
+        json.dumps(
+            {
+                "output": str(folder),
+                "batch_mode": "complete_episodes",
+                "num_workers": 0,
+                "train_batch_size": 1000,
+                "sgd_minibatch_size": 250,
+            }
+        ),
+        "--local-dir",
+        str(tmp_path_factory.mktemp("ppo-run")),
+    ]
+    assert main(argv) == 0
+    assert list(folder.glob("output-*.json"))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("name", "reads"),
+    [
+        ("marwil/cartpole-marwil.yaml", "input"),
+        ("marwil/cartpole-bc.yaml", "input_config"),
+    ],
+)
+def test_bc_and_marwil_files_train_on_what_our_ppo_wrote(
+    name: str, reads: str, ppo_experience: Path, tmp_path: Path
+) -> None:
+    # The files read /tmp/out: the same files, in this test's folder. Evaluation in this process.
+    where: object = (
+        str(ppo_experience) if reads == "input" else {"format": "json", "path": str(ppo_experience)}
+    )
+    argv = [
+        "train",
+        "-f",
+        str(DATA / name),
+        "--framework",
+        "torch",
+        "--stop",
+        '{"training_iteration": 1}',
+        "--config",
+        json.dumps({reads: where, "evaluation_num_workers": 0}),
+        "--local-dir",
+        str(tmp_path),
+    ]
+    assert main(argv) == 0
+    (result_file,) = tmp_path.glob("*/result.json")
+    (result,) = [json.loads(line) for line in result_file.read_text().splitlines()]
+    assert result["timesteps_total"] > 0
+    assert result["evaluation"]["episodes_this_iter"] > 0  # on the live env

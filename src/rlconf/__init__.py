@@ -7,8 +7,10 @@ imported when an algorithm is built.
 from rlconf import sweep
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.a2c import A2CConfig
+from rlconf.algorithms.bc import BCConfig
 from rlconf.algorithms.ddpg import DDPGConfig
 from rlconf.algorithms.dqn import DQNConfig
+from rlconf.algorithms.marwil import MARWILConfig
 from rlconf.algorithms.pg import PGConfig
 from rlconf.algorithms.ppo import PPOConfig
 from rlconf.algorithms.sac import SACConfig
@@ -28,10 +30,12 @@ __all__ = [
     "NOT_SET",
     "A2CConfig",
     "AlgorithmConfig",
+    "BCConfig",
     "ConfigError",
     "DDPGConfig",
     "DQNConfig",
     "FieldIssue",
+    "MARWILConfig",
     "PGConfig",
     "PPOConfig",
     "SACConfig",

@@ -7,8 +7,10 @@ policies, batches), ``env/`` (workers and sampling), ``training/`` (the parts of
 
 from runtime.algorithm import Algorithm
 from runtime.algorithms.a2c import A2C
+from runtime.algorithms.bc import BC
 from runtime.algorithms.ddpg import DDPG, TD3
 from runtime.algorithms.dqn import DQN
+from runtime.algorithms.marwil import MARWIL
 from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
 from runtime.algorithms.sac import SAC
@@ -46,6 +48,14 @@ from runtime.env.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.task_settable_env import TaskSettableEnv
 from runtime.env.worker_set import WorkerFailure, WorkerSet
+from runtime.offline import (
+    InputReader,
+    IOContext,
+    JsonReader,
+    JsonWriter,
+    OutputWriter,
+    SampleBatchBuilder,
+)
 from runtime.training.off_policy import OffPolicyAlgorithm
 from runtime.training.on_policy import OnPolicyAlgorithm
 
@@ -53,8 +63,10 @@ _install_tune_support()
 
 __all__ = [
     "A2C",
+    "BC",
     "DDPG",
     "DQN",
+    "MARWIL",
     "PG",
     "PPO",
     "SAC",
@@ -63,6 +75,12 @@ __all__ = [
     "Algorithm",
     "DefaultCallbacks",
     "EnvContext",
+    "IOContext",
+    "InputReader",
+    "JsonReader",
+    "JsonWriter",
+    "OutputWriter",
+    "SampleBatchBuilder",
     "Episode",
     "EpsilonGreedy",
     "Exploration",

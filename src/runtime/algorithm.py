@@ -37,7 +37,6 @@ from runtime.env.env_registry import EnvCreator, env_creator_for
 from runtime.env.recording import video_folder
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
-from runtime.offline.input_reader import input_reader
 from runtime.results.result_logger import ResultLogger
 from runtime.training.acting import Acting
 from runtime.training.algorithm_settings import AlgorithmSettings
@@ -194,7 +193,6 @@ class Algorithm(
         #: The learners of the policies to train, on their own devices.
         self.learner_group = self._make_learner_group(devices)
         self.workers.local_worker().attach_learner_group(self.learner_group)
-        self._reader = input_reader(config, self.workers.local_worker().action_space)
         self.workers.sync_weights()
         self._start_evaluation()
         logger.info(

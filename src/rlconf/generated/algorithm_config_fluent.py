@@ -423,21 +423,27 @@ class AlgorithmConfigFluent:
         """Sets where experiences are read from and written to.
 
         Args:
-            input_: 'sampler', a path or glob, a list of files, {source: probability} or
-                fn(io_context) -> reader. Default: "sampler".
-            input_config: Settings for a custom input reader; custom readers are not available, so
-                anything but {} is refused at build. Default: {}.
+            input_: 'sampler', a file, folder or glob of experience files, a list of them,
+                'minari://<dataset id>', {source: probability} (a source may be 'sampler'), or
+                fn(io_context) -> reader (None: that worker samples its envs). Default: "sampler".
+            input_config: Settings for a custom input reader, given to it as
+                io_context.input_config. Default: {}.
             actions_in_input_normalized: The input files hold actions in the policy's normalised
                 space (files written by output with normalize_actions=True do); False: Box actions
                 are normalised when read (with normalize_actions=True). Default: False.
-            input_evaluation: Off-policy estimators run on offline input; none is available, so
-                anything but [] is refused at build (the reference's default ['is', 'wis'] only acts
-                on offline input). Default: [].
-            postprocess_inputs: Run trajectory postprocessing on offline input; not available, True
-                is refused at build. Default: False.
-            shuffle_buffer_size: Shuffle input batches through a buffer of this size; input is read
-                in file order, so anything but 0 is refused at build. Default: 0.
-            output: None, 'logdir', a folder, or fn(io_context) -> writer. Default: None.
+            input_evaluation: Estimate the policy's value on the input's episodes: 'is' (importance
+                sampling), 'wis' (weighted), reported each iteration as off_policy_estimation/<name>
+                (they need the behaviour policy's action_logp in the input); 'simulation' also
+                samples the envs beside the input for episode metrics only. Acts only when input is
+                not 'sampler'. Default [] as RLlib 2.x (whose off_policy_estimation_methods defaults
+                to none); the older reference defaulted to ['is', 'wis']. Default: [].
+            postprocess_inputs: Postprocess input rows with the current policy (advantages, n-step
+                returns, ...) even when they hold those columns; False: only rows lacking them are
+                postprocessed. Default: False.
+            shuffle_buffer_size: Shuffle input batches through a buffer of this many batches (0: in
+                the order read). Default: 0.
+            output: None, 'logdir', a folder, 'minari://<dataset id>', or fn(io_context) -> writer.
+                Default: None.
             output_compress_columns: Sample batch columns compressed in output files. Default:
                 ["obs", "new_obs"].
             output_max_file_size: Bytes per output file before a new one is started. Default:

@@ -15,15 +15,16 @@ class OfflineDataArgs(TypedDict, total=False):
     input_: Annotated[
         str | ListOf[str] | dict[str, NonNegFloat] | CallableValue,
         Field(
-            description="'sampler', a path or glob, a list of files, {source: probability} "
-            "or fn(io_context) -> reader."
+            description="'sampler', a file, folder or glob of experience files, a list of "
+            "them, 'minari://<dataset id>', {source: probability} (a source may be 'sampler'), "
+            "or fn(io_context) -> reader (None: that worker samples its envs)."
         ),
     ]
     input_config: Annotated[
         JsonDict,
         Field(
-            description="Settings for a custom input reader; custom readers are not "
-            "available, so anything but {} is refused at build."
+            description="Settings for a custom input reader, given to it as "
+            "io_context.input_config."
         ),
     ]
     actions_in_input_normalized: Annotated[
@@ -37,28 +38,36 @@ class OfflineDataArgs(TypedDict, total=False):
     input_evaluation: Annotated[
         ListOf[Literal["is", "wis", "simulation"]],
         Field(
-            description="Off-policy estimators run on offline input; none is available, so "
-            "anything but [] is refused at build (the reference's default ['is', 'wis'] only "
-            "acts on offline input)."
+            description="Estimate the policy's value on the input's episodes: 'is' "
+            "(importance sampling), 'wis' (weighted), reported each iteration as "
+            "off_policy_estimation/<name> (they need the behaviour policy's action_logp in "
+            "the input); 'simulation' also samples the envs beside the input for episode "
+            "metrics only. Acts only when input is not 'sampler'. Default [] as RLlib 2.x "
+            "(whose off_policy_estimation_methods defaults to none); the older reference "
+            "defaulted to ['is', 'wis']."
         ),
     ]
     postprocess_inputs: Annotated[
         bool,
         Field(
-            description="Run trajectory postprocessing on offline input; not available, True "
-            "is refused at build."
+            description="Postprocess input rows with the current policy (advantages, n-step "
+            "returns, ...) even when they hold those columns; False: only rows lacking them "
+            "are postprocessed."
         ),
     ]
     shuffle_buffer_size: Annotated[
         NonNegInt,
         Field(
-            description="Shuffle input batches through a buffer of this size; input is read "
-            "in file order, so anything but 0 is refused at build."
+            description="Shuffle input batches through a buffer of this many batches (0: in "
+            "the order read)."
         ),
     ]
     output: Annotated[
         str | CallableValue | None,
-        Field(description="None, 'logdir', a folder, or fn(io_context) -> writer."),
+        Field(
+            description="None, 'logdir', a folder, 'minari://<dataset id>', or "
+            "fn(io_context) -> writer."
+        ),
     ]
     output_compress_columns: Annotated[
         ListOf[str], Field(description="Sample batch columns compressed in output files.")

@@ -1,2 +1,2 @@
-"""The algorithms: PPO, PG, A2C, DQN, SAC, DDPG and TD3 (each package holds the algorithm, its
-module, learner and losses)."""
+"""The algorithms: PPO, PG, A2C, DQN, SAC, DDPG, TD3, MARWIL and BC (each package holds the
+algorithm, its module, learner and losses)."""

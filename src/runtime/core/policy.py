@@ -24,6 +24,7 @@ from torch import nn
 
 from runtime.core.distributions import ActionDistribution, Deterministic
 from runtime.core.exploration import Exploration, build_exploration
+from runtime.core.exploration.soft_q import SoftQ
 from runtime.core.learner import DEFAULT_OPTIMIZER, Learner
 from runtime.core.module import ActorCriticModule, RLModule
 from runtime.core.module_spec import ModuleSpec
@@ -392,6 +393,47 @@ class TorchPolicy:
             timestep=timestep,
         )
         return actions[0], [s[0] for s in states], {k: v[0] for k, v in extra.items()}
+
+    @torch.inference_mode()
+    def compute_log_likelihoods(
+        self,
+        actions: Any,
+        obs_batch: Array,
+        state_batches: list[Any] | None = None,
+        prev_action_batch: Any = None,
+        prev_reward_batch: Any = None,
+    ) -> Array:
+        """The log-likelihood of each of ``actions`` (in the policy's coordinates) at its
+        preprocessed observation under the current policy's action distribution, as the
+        reference's ``compute_log_likelihoods`` (what off-policy estimators weigh input rows
+        with). A Q-policy's distribution is the softmax of its Q-values (divided by the
+        temperature when it explores with ``SoftQ``); a deterministic actor has none."""
+        if self.dist_class is None:
+            raise ValueError(
+                f"compute_log_likelihoods: {type(self.module).__name__} is a deterministic "
+                "actor; its actions have no likelihood"
+            )
+        if self._weights_stale:
+            self.pull_weights()
+        inputs = self._obs(np.asarray(obs_batch))
+        if self.module.is_recurrent or state_batches:
+            inputs.update(
+                self._memory_inputs(
+                    "compute_log_likelihoods",
+                    len(obs_batch),
+                    state_batches,
+                    prev_action_batch,
+                    prev_reward_batch,
+                )
+            )
+        out = self.module.forward_inference(inputs)
+        dist_inputs = out[SampleBatch.ACTION_DIST_INPUTS]
+        temperature = getattr(self.exploration, "temperature", None)
+        if isinstance(self.exploration, SoftQ) and temperature:
+            dist_inputs = dist_inputs / float(temperature)
+        chosen = torch.as_tensor(np.asarray(actions), device=dist_inputs.device)
+        logp: Array = self.dist_class(dist_inputs).logp(chosen).cpu().numpy()
+        return logp
 
     @torch.inference_mode()
     def compute_values(

@@ -156,3 +156,48 @@ def add_n_step_returns(columns: dict[str, npt.NDArray[Any]], policy: Any) -> Non
     columns[SB.TERMINATEDS] = columns[SB.TERMINATEDS][last, envs]
     columns[SB.REWARDS] = summed
     columns[N_STEP_GAMMA] = discount
+
+
+#: The discounted return of each row (bootstrapped where its episode segment is cut), added
+#: by ``add_returns``: what MARWIL weighs the actions with. A column of its own, so that rows
+#: another algorithm postprocessed (``advantages`` of PPO's GAE) are never taken for it.
+RETURNS = "returns"
+
+
+@dataclass(frozen=True)
+class ReturnSettings:
+    """``add_returns``: the discount only."""
+
+    gamma: float
+
+
+def add_returns(columns: dict[str, npt.NDArray[Any]], policy: Any) -> None:
+    """Postprocessing step of MARWIL: ``returns``, the discounted sum of the rewards to the end
+    of each episode segment, plus the discounted ``bootstrap_values`` where the segment is cut
+    (V(new_obs) of the last row; 0 after a termination), on a fragment's ``(T, N)`` columns.
+
+    The reference's ``compute_advantages(use_gae=False, use_critic=False)`` keeps the bootstrap
+    (its ``use_critic`` only decides whether ``vf_preds`` are subtracted); the pure function
+    here drops it without a critic, so it is called with a critic of zero values instead."""
+    settings = _settings(policy, ReturnSettings, "add_returns")
+    rewards = columns[SB.REWARDS]
+    ends = columns[SB.TERMINATEDS] | columns[SB.SEGMENT_ENDS]
+    _, returns = compute_advantages(
+        rewards,
+        np.zeros_like(rewards, dtype=np.float32),
+        columns[SB.BOOTSTRAP_VALUES],
+        ends,
+        gamma=float(settings.gamma),
+        use_gae=False,
+        use_critic=True,
+    )
+    columns[RETURNS] = returns
+
+
+#: The columns each built-in step adds: input rows (files, a policy server) that already have
+#: them are trained on as they are, unless ``postprocess_inputs`` (``runtime.offline``).
+PRODUCES: dict[Any, tuple[str, ...]] = {
+    add_advantages: (SB.ADVANTAGES, SB.VALUE_TARGETS),
+    add_n_step_returns: (N_STEP_GAMMA,),
+    add_returns: (RETURNS,),
+}

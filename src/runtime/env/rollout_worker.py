@@ -43,7 +43,11 @@ from runtime.env.policy_setup import (
 from runtime.env.preprocessors import Preprocessor
 from runtime.env.recording import make_recorded_env
 from runtime.env.worker_policies import WorkerPolicies
-from runtime.offline.batch_files import BatchWriter
+from runtime.offline.estimators import ESTIMATORS, OffPolicyEstimator
+from runtime.offline.input_reader import InputReader
+from runtime.offline.input_setup import make_input_reader
+from runtime.offline.io_context import IOContext
+from runtime.offline.output_setup import make_output_writer
 from runtime.training.unsupported import refuse_for_multi_agent, refuse_for_single_agent
 
 logger = logging.getLogger(__name__)
@@ -70,6 +74,9 @@ class WorkerSettings:
     policy_map_cache: str | None
     output_compress_columns: Sequence[str]
     output_max_file_size: int
+    input_config: Mapping[str, Any]
+    input_evaluation: Sequence[str]
+    gamma: float
     fake_sampler: bool
     in_evaluation: bool
 
@@ -91,11 +98,15 @@ class RolloutWorker(WorkerPolicies):
         policy_spaces: dict[str, tuple[gym.Space[Any], gym.Space[Any]]] | None = None,
         registered_models: dict[str, dict[str, Any]] | None = None,
         device: str | None = "cpu",
-        output_dir: str | None = None,
+        output_dir: str | Callable[[IOContext], Any] | None = None,
         video_dir: str | None = None,
+        log_dir: str = "",
     ) -> None:
         """``video_dir``: record sub-env 0's episodes there (``record_env``, resolved by the
-        algorithm: ``runtime.env.recording``)."""
+        algorithm: ``runtime.env.recording``); ``output_dir``: where sampled batches are
+        written (``output``: a folder, ``minari://<id>``, or a function making a writer);
+        ``log_dir``: the run's folder, for the readers and writers ``input``/``output``
+        functions make (``IOContext.log_dir``)."""
         if registered_models:
             ModelCatalog.restore_registered(registered_models)
         self.config = config
@@ -162,14 +173,19 @@ class RolloutWorker(WorkerPolicies):
         self.observation_space, self.action_space = next(iter(self.policy_spaces.values()))
         self.preprocessors: dict[str, Preprocessor] = {}
         self.filters: dict[str, ObservationFilter] = {}
-        self.writer: BatchWriter | None = None
-        if output_dir is not None:
-            self.writer = BatchWriter(
-                output_dir,
-                worker_index,
-                compress=list(settings.output_compress_columns),
-                max_file_size=int(settings.output_max_file_size),
-            )
+        self.io_context = IOContext(
+            log_dir=log_dir,
+            config=config,
+            worker_index=worker_index,
+            worker=self,
+            input_config=dict(settings.input_config),
+            output_config={
+                "compress_columns": list(settings.output_compress_columns),
+                "max_file_size": int(settings.output_max_file_size),
+            },
+        )
+        #: Where sampled (and read) batches are written (``output``), or None.
+        self.writer = make_output_writer(output_dir, self.io_context)
         self.policy_map = PolicyMap(
             int(settings.policy_map_capacity), settings.policy_map_cache, self._make_policy
         )
@@ -194,6 +210,24 @@ class RolloutWorker(WorkerPolicies):
                 self.filters[DEFAULT_POLICY_ID],
                 config,
                 self.callbacks,
+            )
+        #: The training input when it is not the sampler (``input``): files, a mix of
+        #: sources, a policy server, a user's reader. Evaluation workers always sample.
+        self.input_reader: InputReader | None = (
+            None
+            if settings.in_evaluation
+            else make_input_reader(self, self.io_context, self._sample_envs)
+        )
+        self._estimators: dict[str, dict[str, OffPolicyEstimator]] = {}
+        self._estimates: list[dict[str, dict[str, float]]] = []
+        self._simulate = self.input_reader is not None and "simulation" in tuple(
+            settings.input_evaluation
+        )
+        if self._simulate and self.runner is None:
+            raise ValueError(
+                f"input_evaluation=['simulation'] on worker {worker_index}: the worker has no env "
+                "to simulate the policy in (give the config an env; the local worker has one "
+                "when num_workers=0 or create_env_on_driver=True)"
             )
 
     def _make_sub_env(self, index: int) -> Any:
@@ -249,21 +283,56 @@ class RolloutWorker(WorkerPolicies):
     # ------------------------------------------------------------------ sampling
 
     def sample(self) -> Any:
-        """A fragment: a ``SampleBatch`` (single-agent env) or a ``MultiAgentBatch``."""
+        """A fragment: a ``SampleBatch`` (single-agent env) or a ``MultiAgentBatch``; with an
+        ``input`` other than the sampler, the next batch of that input (estimated by the
+        ``input_evaluation`` estimators, and with ``"simulation"`` a fragment of the envs is
+        sampled beside it for its episode metrics only)."""
+        if self._fake_batch is not None:
+            return self._fake_batch
+        if self.input_reader is not None:
+            batch = self.input_reader.next()
+            self._estimate(batch)
+            if self._simulate:
+                self._sample_envs()
+        else:
+            batch = self._sample_envs()
+        if self.writer is not None:
+            self.writer.write(batch)
+        if self.settings.fake_sampler:
+            self._fake_batch = batch
+        return batch
+
+    def _sample_envs(self) -> Any:
         if self.runner is None:
             raise ValueError(
                 f"worker {self.worker_index} has no env to sample from (the local worker gets "
                 "one when num_workers=0 or create_env_on_driver=True)"
             )
-        if self._fake_batch is not None:
-            return self._fake_batch
-        batch = self.runner.sample()
-        if self.writer is not None and isinstance(batch, SampleBatch):
-            # Multi-agent setups are refused output at build (unsupported.py).
-            self.writer.write(batch)
-        if self.settings.fake_sampler:
-            self._fake_batch = batch
-        return batch
+        return self.runner.sample()
+
+    def _estimate(self, batch: SampleBatch | MultiAgentBatch) -> None:
+        """Run the ``input_evaluation`` estimators on the rows of each policy read."""
+        names = [name for name in self.settings.input_evaluation if name in ESTIMATORS]
+        if not names:
+            return
+        estimates: dict[str, dict[str, float]] = {}
+        for pid, rows in MultiAgentBatch.wrap(batch).items():
+            if pid not in self.policy_map or not len(rows):
+                continue
+            estimators = self._estimators.setdefault(pid, {})
+            for name in names:
+                if name not in estimators:
+                    estimators[name] = ESTIMATORS[name](
+                        self.policy_map[pid], float(self.settings.gamma)
+                    )
+                key = name if pid == DEFAULT_POLICY_ID else f"{name}/{pid}"
+                estimates[key] = estimators[name].estimate(rows)
+        self._estimates.append(estimates)
+
+    def pop_off_policy_estimates(self) -> list[dict[str, dict[str, float]]]:
+        """The estimates of each batch read since the last call: estimator -> values."""
+        out, self._estimates = self._estimates, []
+        return out
 
     def sample_with_count(self) -> tuple[Any, int]:
         batch = self.sample()
@@ -284,7 +353,12 @@ class RolloutWorker(WorkerPolicies):
         return self.runner.run(episodes=episodes, timesteps=timesteps, reset=reset)
 
     def get_metrics(self) -> list[EpisodeMetrics]:
-        return self.runner.pop_metrics() if self.runner else []
+        """The episodes finished since the last call: the envs' and those an input saw whole
+        (a policy server's)."""
+        metrics = self.runner.pop_metrics() if self.runner else []
+        if self.input_reader is not None:
+            metrics += self.input_reader.pop_metrics()
+        return metrics
 
     def get_perf_stats(self) -> dict[str, float]:
         return self.runner.pop_perf() if self.runner else {}
@@ -349,6 +423,10 @@ class RolloutWorker(WorkerPolicies):
         return "ok"
 
     def stop(self) -> None:
+        for part in (self.input_reader, self.writer):
+            close = getattr(part, "close", None)
+            if close is not None:
+                close()
         self.policy_map.close()
         for env in self.envs:
             close = getattr(env, "close", None)

@@ -1,63 +1,70 @@
-"""Training input read from files (``input``), with the reference's action normalisation:
-unless ``actions_in_input_normalized``, Box actions in the files are taken to be env actions
-and, with ``normalize_actions``, mapped into the policy's [-1, 1] space as they are read."""
+"""``InputReader``: where a rollout worker's training batches come from when ``input`` is not
+the sampler (files, a mix of sources, a policy server, a user's reader), and
+``NormalizingReader``, the reference's action normalisation of what is read: unless
+``actions_in_input_normalized``, Box actions in the input are env actions and, with
+``normalize_actions``, mapped into the policy's [-1, 1] space as they are read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from rlconf.algorithm_config import AlgorithmConfig
+from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
-from runtime.core.settings import settings_of
-from runtime.offline.batch_files import BatchReader, input_files
+from runtime.env.episode import EpisodeMetrics
 
 
-@dataclass(frozen=True)
-class InputSettings:
-    """What the training input is read from (``"sampler"``: no files) and whether its actions
-    are normalised as they are read."""
+class InputReader:
+    """A source of experience: ``next()`` returns the next batch (a ``SampleBatch`` of one
+    policy's rows, or a ``MultiAgentBatch``). A reader that sees whole episodes (a policy
+    server) may report them through ``pop_metrics()``; the worker adds them to its episode
+    metrics."""
 
-    input: Any
-    actions_in_input_normalized: bool
-    normalize_actions: bool
+    def next(self) -> SampleBatch | MultiAgentBatch:
+        raise NotImplementedError(f"{type(self).__name__}.next()")
+
+    def pop_metrics(self) -> list[EpisodeMetrics]:
+        """The episodes finished since the last call (none for files)."""
+        return []
 
 
-class NormalizingReader:
+class NormalizingReader(InputReader):
     """A reader whose batches have their actions normalised into the policy's space (the
     inverse of the unsquashing the env runner applies to the policy's actions)."""
 
-    def __init__(self, reader: BatchReader, space: gym.spaces.Box) -> None:
+    def __init__(self, reader: Any, space: gym.spaces.Box) -> None:
         self.reader = reader
         self.low = space.low
         self.span = space.high - space.low
 
-    def next(self) -> SampleBatch:
-        batch = self.reader.next()
-        actions = np.asarray(batch[SampleBatch.ACTIONS], dtype=np.float64)
-        batch[SampleBatch.ACTIONS] = (2.0 * (actions - self.low) / self.span - 1.0).astype(
-            np.float32
-        )
+    def next(self) -> SampleBatch | MultiAgentBatch:
+        batch: SampleBatch | MultiAgentBatch = self.reader.next()
+        for rows in _policy_batches(batch):
+            actions = np.asarray(rows[SampleBatch.ACTIONS], dtype=np.float64)
+            rows[SampleBatch.ACTIONS] = (2.0 * (actions - self.low) / self.span - 1.0).astype(
+                np.float32
+            )
         return batch
 
+    def pop_metrics(self) -> list[EpisodeMetrics]:
+        pop = getattr(self.reader, "pop_metrics", None)
+        return list(pop()) if pop is not None else []
 
-def input_reader(
-    config: AlgorithmConfig, action_space: gym.Space[Any]
-) -> BatchReader | NormalizingReader | None:
-    """The reader of the configured input files; None when the input is the sampler."""
-    settings = settings_of(InputSettings, config, "input reader")
-    if settings.input == "sampler":
-        return None
-    reader = BatchReader(input_files(settings.input))
-    if (
-        not settings.actions_in_input_normalized
-        and settings.normalize_actions
-        and isinstance(action_space, gym.spaces.Box)
-        and np.all(np.isfinite(action_space.low))
-        and np.all(np.isfinite(action_space.high))
-    ):
-        return NormalizingReader(reader, action_space)
-    return reader
+
+def needs_normalizing(space: gym.Space[Any], normalize_actions: bool, normalized: bool) -> bool:
+    """Whether actions read for a policy of ``space`` are mapped into [-1, 1]."""
+    return (
+        not normalized
+        and normalize_actions
+        and isinstance(space, gym.spaces.Box)
+        and bool(np.all(np.isfinite(space.low)))
+        and bool(np.all(np.isfinite(space.high)))
+    )
+
+
+def _policy_batches(batch: SampleBatch | MultiAgentBatch) -> list[SampleBatch]:
+    if isinstance(batch, MultiAgentBatch):
+        return list(batch.policy_batches.values())
+    return [batch]

@@ -35,6 +35,8 @@ class ResultBookkeeping(Trainable):
     _pending_episodes: list[EpisodeMetrics]
     #: Perf stats of the remote workers' samples since the last result.
     _perf: list[dict[str, float]]
+    #: Each batch read's off-policy estimates since the last result (``input_evaluation``).
+    _estimates: list[dict[str, dict[str, float]]]
     _system_usage: SystemUsage | None
 
     def _start_bookkeeping(self) -> None:
@@ -45,6 +47,7 @@ class ResultBookkeeping(Trainable):
         self._history = EpisodeHistory(int(settings.metrics_num_episodes_for_smoothing))
         self._pending_episodes = []
         self._perf = []
+        self._estimates = []
         self._system_usage = SystemUsage() if settings.log_sys_usage else None
 
     def _compile_results(self, step_results: dict[str, Any], sampled: int) -> dict[str, Any]:
@@ -94,6 +97,12 @@ class ResultBookkeeping(Trainable):
         # RLlib 2.x's place of the sampler metrics (sampler_results/episode_reward_mean, ...):
         # the same values, so that stop keys and Tune metrics written for it work.
         result["sampler_results"] = sampler_results(result)
+        if self._estimates:
+            names = sorted({name for estimate in self._estimates for name in estimate})
+            result["off_policy_estimation"] = {
+                name: mean_dicts([e[name] for e in self._estimates if name in e]) for name in names
+            }
+            self._estimates = []
         if self._system_usage is not None:
             result["perf"] = self._system_usage.sample()
         for key, value in step_results.items():

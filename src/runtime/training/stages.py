@@ -21,8 +21,6 @@ from runtime.core.sample_batch import SampleBatch
 from runtime.env.episode import EpisodeMetrics
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
-from runtime.offline.batch_files import BatchReader
-from runtime.offline.input_reader import NormalizingReader
 from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.counters import Counters
 from runtime.training.trainable import Trainable
@@ -36,10 +34,11 @@ class TrainingStages(Trainable):
     config: AlgorithmConfig
     settings: AlgorithmSettings
     workers: WorkerSet
-    _reader: BatchReader | NormalizingReader | None
     _counters: Counters
     _pending_episodes: list[EpisodeMetrics]
     _perf: list[dict[str, float]]
+    #: Each batch read's off-policy estimates (``input_evaluation``) since the last result.
+    _estimates: list[dict[str, dict[str, float]]]
 
     def sample_train_batch(self) -> MultiAgentBatch:
         """Sample rounds from the rollout workers until ``train_batch_size`` env steps (agent
@@ -76,17 +75,14 @@ class TrainingStages(Trainable):
 
     def sample_round(self) -> list[MultiAgentBatch]:
         """One ``sample()`` from every rollout worker (the local one when there are none), or
-        one batch of the offline input."""
+        one batch of the workers' input where it is not the sampler (``input``)."""
         started = time.perf_counter()
-        if self._reader is not None:
-            read = [MultiAgentBatch.wrap(self._reader.next())]
-            _log_round(self, "read", read, started)
-            return read
         workers = self.workers
         if workers.num_workers == 0:
             local = workers.local_worker()
             batch = local.sample()
             self._pending_episodes.extend(local.get_metrics())
+            self._estimates.extend(local.pop_off_policy_estimates())
             round_ = [MultiAgentBatch.wrap(batch)]
             _log_round(self, "sampled", round_, started)
             return round_
@@ -99,10 +95,11 @@ class TrainingStages(Trainable):
                 "all remote rollout workers have failed; none is left to sample from"
             )
         out = []
-        for _, (sampled, episodes, perf) in results:
+        for _, (sampled, episodes, perf, estimates) in results:
             out.append(MultiAgentBatch.wrap(sampled))
             self._pending_episodes.extend(episodes)
             self._perf.append(perf)
+            self._estimates.extend(estimates)
         _log_round(self, "sampled", out, started)
         return out
 
@@ -144,9 +141,14 @@ class TrainingStages(Trainable):
 
 def _sample_remote(
     worker: RolloutWorker,
-) -> tuple[SampleBatch | MultiAgentBatch, list[EpisodeMetrics], Any]:
+) -> tuple[SampleBatch | MultiAgentBatch, list[EpisodeMetrics], Any, Any]:
     batch = worker.sample()
-    return batch, worker.get_metrics(), worker.get_perf_stats()
+    return (
+        batch,
+        worker.get_metrics(),
+        worker.get_perf_stats(),
+        worker.pop_off_policy_estimates(),
+    )
 
 
 def batch_shapes(batch: MultiAgentBatch) -> str:

@@ -10,26 +10,18 @@ nested ones) -> the value the runtime behaves as, and why no other value is carr
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError, FieldIssue
-from runtime.core.settings import settings_of
 
 logger = logging.getLogger(__name__)
-
-_NO_OFFLINE_EXTRAS = "input batches are read in file order by rlconf's own reader"
 
 #: key -> (the value the runtime behaves as, why no other value is carried out)
 REFUSED: dict[str, tuple[Any, str]] = {
     "sample_async": (False, "asynchronous sampling is not available; sampling is synchronous"),
     "remote_worker_envs": (False, "sub-envs run in the worker process; use num_workers"),
     "remote_env_batch_wait_ms": (0, "it only matters with remote_worker_envs (not available)"),
-    "postprocess_inputs": (
-        False,
-        "input batches are trained on as written (output writes them postprocessed)",
-    ),
     "render_env": (False, "rendering is not available; render in a callback or an env wrapper"),
     "compress_observations": (
         False,
@@ -40,12 +32,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
         False,
         "the runtime's action spaces are flat (Box, Discrete, MultiDiscrete)",
     ),
-    "shuffle_buffer_size": (0, f"no shuffle buffer: {_NO_OFFLINE_EXTRAS}"),
-    "input_config": ({}, f"custom input readers are not available: {_NO_OFFLINE_EXTRAS}"),
-    "input_evaluation": (
-        [],
-        "off-policy estimators ('is', 'wis', 'simulation') are not available",
-    ),
     "multiagent.replay_mode": (
         "independent",
         "lockstep replay is not available; each policy replays its own transitions",
@@ -55,8 +41,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
 #: Settings a multi-agent setup can't carry out: key -> (the value it behaves as, why).
 REFUSED_MULTI_AGENT: dict[str, tuple[Any, str]] = {
     "soft_horizon": (False, "a multi-agent episode ends at the horizon"),
-    "output": (None, "writing multi-agent batches to files is not available"),
-    "input": ("sampler", "reading multi-agent batches from files is not available"),
     "record_env": (
         False,
         "videos are recorded of single-agent gymnasium envs only (gymnasium's RecordVideo "
@@ -71,15 +55,6 @@ NO_EFFECT: dict[str, str] = {
         "episode metrics come back with each sample() call, never waited for"
     ),
 }
-
-
-@dataclass(frozen=True)
-class DataSettings:
-    """Where experience comes from and goes to."""
-
-    input: Any
-    output: Any
-    num_workers: int
 
 
 def value_at(config: AlgorithmConfig, path: str) -> Any:
@@ -104,38 +79,6 @@ def refuse_unsupported(config: AlgorithmConfig, name: str) -> None:
         for path, (ok, why) in REFUSED.items()
         if _applies(config, path) and value_at(config, path) != ok
     ]
-    data = settings_of(DataSettings, config, name)
-    source = data.input
-    if not (isinstance(source, str) or _is_str_list(source)):
-        issues.append(
-            FieldIssue(
-                "input",
-                "is not supported by the runtime: mixing sources or custom readers is not "
-                "available",
-                source,
-                True,
-                "'sampler', a file, folder or glob, or a list of them",
-            )
-        )
-    elif source != "sampler" and int(data.num_workers) > 0:
-        issues.append(
-            FieldIssue(
-                "num_workers",
-                "must be 0 when input reads files (the driver reads them)",
-                data.num_workers,
-            )
-        )
-    output = data.output
-    if output is not None and not isinstance(output, str):
-        issues.append(
-            FieldIssue(
-                "output",
-                "is not supported by the runtime: custom writers are not available",
-                output,
-                True,
-                "None, 'logdir' or a folder",
-            )
-        )
     if issues:
         raise ConfigError(f"{name}(config=...)", issues)
     inert = config.inert_settings()
@@ -187,7 +130,3 @@ def refuse_for_single_agent(config: AlgorithmConfig, name: str) -> None:
     ]
     if issues:
         raise ConfigError(name, issues)
-
-
-def _is_str_list(value: Any) -> bool:
-    return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
