@@ -704,6 +704,7 @@ def _refused_keys() -> list[tuple[str, str]]:
 #: A value other than the one the runtime behaves as, where flipping or adding 1 won't do.
 OTHER_VALUE: dict[str, Any] = {
     "remote_env_batch_wait_ms": 5.0,
+    "_lr_vf": 0.001,
     "multiagent.replay_mode": "lockstep",
 }
 

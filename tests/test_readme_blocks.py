@@ -137,6 +137,10 @@ EXCERPTS: dict[tuple[str, str], str] = {
     ),
     # The league callback of the self-play example (its mapping function stays there).
     ("Multi-agent", "class LeagueCallbacks"): "examples/self_play_rps.py",
+    # The policy server's input and spaces, from the serving example that runs it.
+    ("External applications: a policy server", "PolicyServerInput("): (
+        "examples/serving/cartpole_server.py"
+    ),
 }
 
 #: Blocks that go on from the blocks before them in their section (which run first, in the

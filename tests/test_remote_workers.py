@@ -14,7 +14,7 @@ import pytest
 import ray
 import torch
 
-from rlconf import PGConfig, PPOConfig
+from rlconf import IMPALAConfig, PGConfig, PPOConfig
 from runtime import PPO
 from runtime.core.sample_batch import SampleBatch as SB
 from runtime.core.sequences import sequence_tensors
@@ -236,3 +236,48 @@ def _json_reader(reader: Any, kind: type) -> Any:
     while not isinstance(reader, kind):
         reader = reader.child
     return reader
+
+
+def _impala_config(**fault_tolerance: Any) -> IMPALAConfig:
+    return (
+        IMPALAConfig()
+        .environment("CartPole-v1")
+        .rollouts(num_workers=2, num_envs_per_worker=2, rollout_fragment_length=25)
+        .resources(num_cpus_per_worker=0.5, num_cpus_for_driver=0)
+        .training(train_batch_size=100, model={"fcnet_hiddens": [16]})
+        .reporting(min_time_s_per_reporting=0, min_sample_timesteps_per_reporting=500)
+        .fault_tolerance(**fault_tolerance)
+        .debugging(seed=0)
+    )
+
+
+def test_impala_samples_asynchronously_and_broadcasts_to_the_workers_it_used() -> None:
+    algorithm = _impala_config().build()
+    try:
+        results = [algorithm.train() for _ in range(2)]
+        # Requests stay in flight between steps: max_sample_requests_in_flight_per_worker each.
+        in_flight = sorted(algorithm._requests.values())
+        versions = algorithm.workers.foreach_worker(lambda w: w.weights_version, local=False)
+    finally:
+        algorithm.stop()
+    info = results[-1]["info"]
+    assert in_flight == [1, 1, 2, 2]
+    assert results[-1]["timesteps_total"] >= 1000 and info["num_env_steps_trained"] > 0
+    assert info["num_weight_broadcasts"] > 0 and max(versions) > 0
+    # Fragments sampled with older weights than the learner's when they were queued.
+    assert info["policy_lag_max"] >= info["policy_lag_mean"] >= 0
+    assert results[-1]["episodes_this_iter"] > 0
+
+
+def test_impala_recreates_a_killed_worker_and_drops_its_requests() -> None:
+    algorithm = _impala_config(recreate_failed_workers=True).build()
+    try:
+        algorithm.train()
+        ray.kill(algorithm.workers.remote_workers()[0], no_restart=True)
+        results = [algorithm.train() for _ in range(2)]
+        in_flight = sorted(algorithm._requests.values())
+    finally:
+        algorithm.stop()
+    assert results[-1]["num_recreated_workers"] == 1
+    assert results[-1]["num_healthy_workers"] == 2
+    assert in_flight == [1, 1, 2, 2]

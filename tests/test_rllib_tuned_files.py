@@ -38,6 +38,15 @@ TRAINED: dict[str, dict[str, object]] = {
     },
     # Noise on the Q-network's weights (ParameterNoise), adapted after each fragment.
     "dqn/cartpole-dqn-param-noise.yaml": {},
+    # The asynchronous ones, on the embedded default (their remote workers and learner
+    # worker are tested with Ray in tests/test_remote_workers.py); an iteration is 10 s by
+    # their min_time_s_per_iteration: a short one here.
+    "impala/cartpole-impala.yaml": {
+        "num_workers": 0,
+        "num_learner_workers": 0,
+        "min_time_s_per_iteration": 0,
+    },
+    "appo/cartpole-appo.yaml": {"num_workers": 0, "min_time_s_per_iteration": 0},
 }
 
 #: Files naming one of RLlib's example envs: the path of rlconf's own (``--env``).
@@ -53,8 +62,16 @@ def _name(path: Path) -> str:
 def test_the_files_are_all_here() -> None:
     names = {_name(p) for p in FILES}
     assert set(TRAINED) <= names
-    assert {p.parent.name for p in FILES} == {"pg", "ppo", "a2c", "dqn", "marwil"}
-    assert len(FILES) == 19
+    assert {p.parent.name for p in FILES} == {
+        "pg",
+        "ppo",
+        "a2c",
+        "dqn",
+        "marwil",
+        "impala",
+        "appo",
+    }
+    assert len(FILES) == 21
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: _name(p))
@@ -68,7 +85,7 @@ def test_loads_unchanged_with_framework_torch(path: Path) -> None:
     assert experiments
     for experiment in experiments:
         assert experiment.config.to_dict()["framework"] == "torch"
-        assert experiment.run in ("PG", "PPO", "A2C", "DQN", "BC", "MARWIL")
+        assert experiment.run in ("PG", "PPO", "A2C", "DQN", "BC", "MARWIL", "IMPALA", "APPO")
 
 
 def test_framework_tf_is_what_the_flag_is_for() -> None:

@@ -7,9 +7,11 @@ imported when an algorithm is built.
 from rlconf import sweep
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.a2c import A2CConfig
+from rlconf.algorithms.appo import APPOConfig
 from rlconf.algorithms.bc import BCConfig
 from rlconf.algorithms.ddpg import DDPGConfig
 from rlconf.algorithms.dqn import DQNConfig
+from rlconf.algorithms.impala import IMPALAConfig
 from rlconf.algorithms.marwil import MARWILConfig
 from rlconf.algorithms.pg import PGConfig
 from rlconf.algorithms.ppo import PPOConfig
@@ -29,12 +31,14 @@ from rlconf.registry import (
 __all__ = [
     "NOT_SET",
     "A2CConfig",
+    "APPOConfig",
     "AlgorithmConfig",
     "BCConfig",
     "ConfigError",
     "DDPGConfig",
     "DQNConfig",
     "FieldIssue",
+    "IMPALAConfig",
     "MARWILConfig",
     "PGConfig",
     "PPOConfig",

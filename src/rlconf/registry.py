@@ -83,7 +83,7 @@ def _check_config_class(name: str, config_class: type[Any]) -> None:
         config_class.algo_name = name
 
 
-for _name in ("PPO", "PG", "A2C", "DQN", "SAC", "DDPG", "TD3", "MARWIL", "BC"):
+for _name in ("PPO", "PG", "A2C", "DQN", "SAC", "DDPG", "TD3", "MARWIL", "BC", "IMPALA", "APPO"):
     register_algorithm(
         _name,
         f"rlconf.algorithms.{_name.lower()}:{_name}Config",

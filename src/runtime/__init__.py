@@ -7,9 +7,11 @@ policies, batches), ``env/`` (workers and sampling), ``training/`` (the parts of
 
 from runtime.algorithm import Algorithm
 from runtime.algorithms.a2c import A2C
+from runtime.algorithms.appo import APPO
 from runtime.algorithms.bc import BC
 from runtime.algorithms.ddpg import DDPG, TD3
 from runtime.algorithms.dqn import DQN
+from runtime.algorithms.impala import IMPALA
 from runtime.algorithms.marwil import MARWIL
 from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
@@ -41,10 +43,13 @@ from runtime.core.sample_batch import SampleBatch
 from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import register_env
 from runtime.env.episode import Episode
+from runtime.env.external_env import ExternalEnv, ExternalMultiAgentEnv
 from runtime.env.multi_agent_checks import MultiAgentEnvError
 from runtime.env.multi_agent_env import MultiAgentEnv, make_multi_agent
 from runtime.env.multi_agent_episode import MultiAgentEpisode
 from runtime.env.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
+from runtime.env.policy_client import PolicyClient
+from runtime.env.policy_server_input import PolicyServerInput
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.task_settable_env import TaskSettableEnv
 from runtime.env.worker_set import WorkerFailure, WorkerSet
@@ -63,6 +68,8 @@ _install_tune_support()
 
 __all__ = [
     "A2C",
+    "APPO",
+    "IMPALA",
     "BC",
     "DDPG",
     "DQN",
@@ -83,6 +90,8 @@ __all__ = [
     "SampleBatchBuilder",
     "Episode",
     "EpsilonGreedy",
+    "ExternalEnv",
+    "ExternalMultiAgentEnv",
     "Exploration",
     "GaussianNoise",
     "OrnsteinUhlenbeckNoise",
@@ -100,6 +109,8 @@ __all__ = [
     "ParallelPettingZooEnv",
     "PerWorkerEpsilonGreedy",
     "PettingZooEnv",
+    "PolicyClient",
+    "PolicyServerInput",
     "PolicyBuilder",
     "PrioritizedReplayBuffer",
     "RLModule",

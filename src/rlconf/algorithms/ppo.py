@@ -10,11 +10,12 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.actor_critic_fields import (
     ActorCriticArgs,
     GradClipArgs,
+    KLPenaltyArgs,
     LRScheduleArgs,
     critic_issues,
 )
 from rlconf.errors import FieldIssue
-from rlconf.field_types import NonNegFloat, PosFloat, PosInt
+from rlconf.field_types import PosFloat, PosInt
 from rlconf.fluent import NOT_SET
 from rlconf.generated.ppo_fluent import PPOConfigFluent
 from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
@@ -22,9 +23,9 @@ from rlconf.section import Section
 from rlconf.sections.training import TRAINING, TrainingArgs
 
 
-class PPOTrainingArgs(TrainingArgs, ActorCriticArgs, LRScheduleArgs, GradClipArgs, total=False):
-    kl_coeff: Annotated[NonNegFloat, Field(description="Initial weight of the KL penalty.")]
-    kl_target: Annotated[PosFloat, Field(description="KL divergence the penalty adapts to.")]
+class PPOTrainingArgs(
+    TrainingArgs, ActorCriticArgs, LRScheduleArgs, GradClipArgs, KLPenaltyArgs, total=False
+):
     sgd_minibatch_size: Annotated[PosInt, Field(description="Minibatch size of each SGD step.")]
     num_sgd_iter: Annotated[PosInt, Field(description="SGD epochs over each train batch.")]
     shuffle_sequences: Annotated[

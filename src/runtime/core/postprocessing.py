@@ -194,10 +194,24 @@ def add_returns(columns: dict[str, npt.NDArray[Any]], policy: Any) -> None:
     columns[RETURNS] = returns
 
 
+#: The value each row bootstraps from where its episode segment ends (0 elsewhere), kept for
+#: learners that compute their targets themselves (IMPALA's V-trace).
+VALUES_BOOTSTRAPPED = "values_bootstrapped"
+
+
+def keep_bootstrap_values(columns: dict[str, npt.NDArray[Any]], policy: Any) -> None:
+    """Postprocessing step of IMPALA and APPO: ``values_bootstrapped``, the sampler's
+    ``bootstrap_values`` (V of the observation after a cut segment's last row, under the
+    policy that acted; 0 after a termination and inside segments), which is otherwise dropped
+    with the fragment's private columns."""
+    columns[VALUES_BOOTSTRAPPED] = np.asarray(columns[SB.BOOTSTRAP_VALUES], dtype=np.float32)
+
+
 #: The columns each built-in step adds: input rows (files, a policy server) that already have
 #: them are trained on as they are, unless ``postprocess_inputs`` (``runtime.offline``).
 PRODUCES: dict[Any, tuple[str, ...]] = {
     add_advantages: (SB.ADVANTAGES, SB.VALUE_TARGETS),
     add_n_step_returns: (N_STEP_GAMMA,),
+    keep_bootstrap_values: (VALUES_BOOTSTRAPPED,),
     add_returns: (RETURNS,),
 }

@@ -30,6 +30,7 @@ from runtime.env.env_registry import EnvCreator
 from runtime.env.env_runner import EnvRunner
 from runtime.env.episode import EpisodeMetrics
 from runtime.env.evaluation_runner import EvaluationRunner
+from runtime.env.external_env import ExternalEnv, ExternalEnvSampler, ExternalMultiAgentEnv
 from runtime.env.filters import ObservationFilter
 from runtime.env.multi_agent_env import MultiAgentEnv
 from runtime.env.multi_agent_runner import MultiAgentRunner
@@ -45,7 +46,7 @@ from runtime.env.recording import make_recorded_env
 from runtime.env.worker_policies import WorkerPolicies
 from runtime.offline.estimators import ESTIMATORS, OffPolicyEstimator
 from runtime.offline.input_reader import InputReader
-from runtime.offline.input_setup import make_input_reader
+from runtime.offline.input_setup import external_input, make_input_reader
 from runtime.offline.io_context import IOContext
 from runtime.offline.output_setup import make_output_writer
 from runtime.training.unsupported import refuse_for_multi_agent, refuse_for_single_agent
@@ -113,6 +114,9 @@ class RolloutWorker(WorkerPolicies):
         self.settings = settings = settings_of(WorkerSettings, config, type(self).__name__)
         self.worker_index = worker_index
         self.num_workers = num_workers
+        #: The learner updates behind the weights this worker acts with (asynchronous
+        #: algorithms set it with each weight broadcast: their policy lag).
+        self.weights_version = 0
         seed = settings.seed
         if seed is not None:
             worker_seed = int(seed) + worker_index
@@ -136,14 +140,29 @@ class RolloutWorker(WorkerPolicies):
         if env_creator is not None:
             for index in range(int(settings.num_envs_per_worker)):
                 self.envs.append(self._make_sub_env(index))
+                if isinstance(self.envs[0], ExternalEnv):
+                    # An external env runs its own loop (and its own episodes): one is all
+                    # the worker serves.
+                    break
+        #: An ``ExternalEnv`` the worker serves instead of stepping envs (its episodes come
+        #: through an ``ExternalEnvSampler``, the worker's input).
+        self.external_env: ExternalEnv | None = (
+            self.envs[0] if self.envs and isinstance(self.envs[0], ExternalEnv) else None
+        )
         self.policy_class = policy_class
         self.device = torch.device(
             device
             if device is not None
             else _worker_device(settings.num_gpus_per_worker, worker_index)
         )
-        self.multi_agent = is_multi_agent(settings.policies, self.envs[0] if self.envs else None)
-        if self.multi_agent and self.envs and not isinstance(self.envs[0], MultiAgentEnv):
+        self.multi_agent = is_multi_agent(
+            settings.policies, self.envs[0] if self.envs else None
+        ) or isinstance(self.external_env, ExternalMultiAgentEnv)
+        if (
+            self.multi_agent
+            and self.envs
+            and not isinstance(self.envs[0], MultiAgentEnv | ExternalMultiAgentEnv)
+        ):
             raise ValueError(
                 f"policies {sorted(configured_policies(settings.policies))} need a multi-agent "
                 f"env, but {settings.env!r} made a single-agent {type(self.envs[0]).__name__}; "
@@ -198,7 +217,9 @@ class RolloutWorker(WorkerPolicies):
         self.runner: EnvRunner | MultiAgentRunner | None = None
         #: With ``fake_sampler``: the first batch, returned by every later sample() call.
         self._fake_batch: SampleBatch | MultiAgentBatch | None = None
-        if self.envs and self.multi_agent:
+        if self.external_env is not None:
+            pass  # served by an ExternalEnvSampler (below)
+        elif self.envs and self.multi_agent:
             self.runner = MultiAgentRunner(self, self.envs, config, self.callbacks)
         elif self.envs:
             runner_class = EvaluationRunner if settings.in_evaluation else EnvRunner
@@ -218,6 +239,18 @@ class RolloutWorker(WorkerPolicies):
             if settings.in_evaluation
             else make_input_reader(self, self.io_context, self._sample_envs)
         )
+        if self.external_env is not None:
+            if self.input_reader is not None:
+                raise ValueError(
+                    f"worker {worker_index}: an ExternalEnv ({type(self.external_env).__name__}) "
+                    "makes its own experience; input must be 'sampler' with it"
+                )
+            self.input_reader = external_input(
+                self,
+                ExternalEnvSampler(
+                    self.external_env, self, int(config.get_rollout_fragment_length())
+                ),
+            )
         self._estimators: dict[str, dict[str, OffPolicyEstimator]] = {}
         self._estimates: list[dict[str, dict[str, float]]] = []
         self._simulate = self.input_reader is not None and "simulation" in tuple(
@@ -248,7 +281,8 @@ class RolloutWorker(WorkerPolicies):
             )
         else:
             env = self._env_creator(context)
-        _check_env(env, self.settings.env)
+        if not isinstance(env, ExternalEnv):
+            _check_env(env, self.settings.env)
         self.callbacks.on_environment_created(
             worker=self, sub_environment=env, env_context=context, env_index=index
         )

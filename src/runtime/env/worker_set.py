@@ -215,6 +215,10 @@ class WorkerSet:
     def remote_worker_ids(self) -> list[int]:
         return list(self._remote)
 
+    def remote_actor(self, index: int) -> Any:
+        """The actor of remote worker ``index`` now (None when it has none)."""
+        return self._remote.get(index)
+
     def num_healthy_workers(self) -> int:
         return len(self._remote)
 
@@ -248,6 +252,33 @@ class WorkerSet:
         if failed:
             self._handle_failures(failed)
         return results
+
+    def submit(self, index: int, func: Callable[[RolloutWorker], T]) -> tuple[Any, Any]:
+        """Start ``func(worker)`` on remote worker ``index`` without waiting: ``(Ray future,
+        actor)`` (asynchronous sampling: ``runtime.training.async_training``)."""
+        actor = self._remote[index]
+        return actor.apply.remote(func), actor
+
+    def take_result(self, index: int, ref: Any, actor: Any) -> tuple[bool, Any]:
+        """``(True, result)`` of a finished ``submit``; ``(False, None)`` when its worker
+        failed, which is handled as the fault-tolerance settings say (the worker dropped or
+        recreated; ``WorkerFailure`` when failures are not tolerated), or when ``actor`` was
+        replaced meanwhile (its failure was handled already)."""
+        import ray
+
+        try:
+            return True, ray.get(ref)
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorDiedError) as error:
+            failure: Exception = error
+        except ray.exceptions.RayTaskError as error:
+            if not self._tolerates_failures():
+                raise
+            failure = error
+        if self._remote.get(index) is not actor:
+            return False, None
+        logger.warning("%s: remote worker %d failed: %s", self.name, index, failure)
+        self._handle_failures([index])
+        return False, None
 
     def _tolerates_failures(self) -> bool:
         return bool(self.settings.ignore_worker_failures or self.settings.recreate_failed_workers)

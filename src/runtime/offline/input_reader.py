@@ -29,6 +29,17 @@ class InputReader:
         """The episodes finished since the last call (none for files)."""
         return []
 
+    def close(self) -> None:
+        """Release what the reader holds (a server's port); a no-op for most readers."""
+
+
+def close_reader(reader: Any) -> None:
+    """``reader.close()`` where it has one: wrappers pass their worker's stop on to what they
+    wrap."""
+    close = getattr(reader, "close", None)
+    if callable(close):
+        close()
+
 
 class NormalizingReader(InputReader):
     """A reader whose batches have their actions normalised into the policy's space (the
@@ -51,6 +62,9 @@ class NormalizingReader(InputReader):
     def pop_metrics(self) -> list[EpisodeMetrics]:
         pop = getattr(self.reader, "pop_metrics", None)
         return list(pop()) if pop is not None else []
+
+    def close(self) -> None:
+        close_reader(self.reader)
 
 
 def needs_normalizing(space: gym.Space[Any], normalize_actions: bool, normalized: bool) -> bool:

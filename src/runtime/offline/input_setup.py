@@ -31,7 +31,12 @@ from runtime.offline.episode_columns import (
     postprocess_rows,
     standard_columns,
 )
-from runtime.offline.input_reader import InputReader, NormalizingReader, needs_normalizing
+from runtime.offline.input_reader import (
+    InputReader,
+    NormalizingReader,
+    close_reader,
+    needs_normalizing,
+)
 from runtime.offline.io_context import IOContext
 from runtime.offline.json_reader import JsonReader
 from runtime.offline.mixed_input import MixedInput
@@ -105,6 +110,9 @@ class PostprocessedInput(InputReader):
     def pop_metrics(self) -> list[EpisodeMetrics]:
         pop = getattr(self.child, "pop_metrics", None)
         return list(pop()) if pop is not None else []
+
+    def close(self) -> None:
+        close_reader(self.child)
 
 
 def _single_policy_id(worker: Any) -> str:
@@ -180,6 +188,8 @@ def _completed(reader: Any, worker: Any, settings: InputSettings) -> InputReader
     space = worker.action_space
     # A Minari dataset holds the env's actions whatever actions_in_input_normalized says.
     normalized = bool(settings.actions_in_input_normalized) and not _is_minari(reader)
+    # A policy server's or external env's rows hold the policy's own actions, as sampled rows.
+    normalized = normalized or bool(getattr(reader, "rows_in_policy_space", False))
     if not worker.multi_agent and needs_normalizing(
         space, bool(settings.normalize_actions), normalized
     ):
@@ -189,3 +199,10 @@ def _completed(reader: Any, worker: Any, settings: InputSettings) -> InputReader
 
 def _is_minari(reader: Any) -> bool:
     return type(reader).__name__ == "MinariReader"
+
+
+def external_input(worker: Any, sampler: Any) -> InputReader:
+    """The input of a worker serving an ``ExternalEnv``: its sampler's rows (in the policy's
+    coordinates already), completed for the worker's policies."""
+    settings = settings_of(InputSettings, worker.config, "input")
+    return PostprocessedInput(sampler, worker, bool(settings.postprocess_inputs))

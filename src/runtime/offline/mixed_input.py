@@ -11,7 +11,7 @@ import numpy as np
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.episode import EpisodeMetrics
-from runtime.offline.input_reader import InputReader
+from runtime.offline.input_reader import InputReader, close_reader
 
 
 class MixedInput(InputReader):
@@ -41,3 +41,7 @@ class MixedInput(InputReader):
             if pop is not None:
                 out += pop()
         return out
+
+    def close(self) -> None:
+        for reader in self.readers:
+            close_reader(reader)

@@ -10,7 +10,7 @@ import numpy as np
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.episode import EpisodeMetrics
-from runtime.offline.input_reader import InputReader
+from runtime.offline.input_reader import InputReader, close_reader
 
 
 class ShuffledInput(InputReader):
@@ -34,3 +34,6 @@ class ShuffledInput(InputReader):
     def pop_metrics(self) -> list[EpisodeMetrics]:
         pop = getattr(self.child, "pop_metrics", None)
         return list(pop()) if pop is not None else []
+
+    def close(self) -> None:
+        close_reader(self.child)

@@ -32,6 +32,19 @@ REFUSED: dict[str, tuple[Any, str]] = {
         False,
         "the runtime's action spaces are flat (Box, Discrete, MultiDiscrete)",
     ),
+    "num_multi_gpu_tower_stacks": (
+        1,
+        "a V-trace learner trains each batch as it comes, on one device",
+    ),
+    "num_aggregation_workers": (
+        0,
+        "the driver concatenates the fragments into train batches (no aggregation actors)",
+    ),
+    "_lr_vf": (
+        0.0005,
+        "it is the learning rate of _separate_vf_optimizer's value optimizer, which is not "
+        "supported",
+    ),
     "multiagent.replay_mode": (
         "independent",
         "lockstep replay is not available; each policy replays its own transitions",
