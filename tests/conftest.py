@@ -7,6 +7,36 @@ from collections.abc import Iterator
 
 import pytest
 
+#: The longest modules, longest first (their time in CI's --durations). pytest-xdist's
+#: ``--dist loadfile`` hands whole modules to the workers in collection order: starting the
+#: long ones first keeps one worker from running a long module alone at the end.
+LONGEST_FIRST = (
+    "test_examples.py",
+    "test_learning_continuous.py",
+    "test_readme_blocks.py",
+    "test_learning.py",
+    "test_cluster.py",
+    "test_remote_workers.py",
+    "test_tune.py",
+    "test_async_learning.py",
+    "test_schedulers.py",
+    "test_memory_learning.py",
+    "test_multi_agent_learning.py",
+    "test_sweep_run.py",
+    "test_serving_example.py",
+    "test_learner_workers.py",
+    "test_parallel_evaluation.py",
+    "test_every_setting.py",
+    "test_rllib_tuned_files.py",
+    "test_typing.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest modules first (a stable sort: each module's tests keep their order)."""
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 #: runtime.results.result_logger.RESULTS_ROOT_ENV (not imported: conftest stays free of torch
 #: and ray)
 RESULTS_ROOT_ENV = "RLCONF_RESULTS_DIR"
