@@ -186,8 +186,10 @@ def _source_reader(source: Any, ioctx: IOContext, settings: InputSettings) -> An
 
 def _completed(reader: Any, worker: Any, settings: InputSettings) -> InputReader:
     space = worker.action_space
-    # A Minari dataset holds the env's actions whatever actions_in_input_normalized says.
-    normalized = bool(settings.actions_in_input_normalized) and not _is_minari(reader)
+    # A reader may say which space its actions are in (a Minari dataset: the env's).
+    normalized = bool(settings.actions_in_input_normalized) and not getattr(
+        reader, "rows_in_env_space", False
+    )
     # A policy server's or external env's rows hold the policy's own actions, as sampled rows.
     normalized = normalized or bool(getattr(reader, "rows_in_policy_space", False))
     if not worker.multi_agent and needs_normalizing(
@@ -195,10 +197,6 @@ def _completed(reader: Any, worker: Any, settings: InputSettings) -> InputReader
     ):
         reader = NormalizingReader(reader, space)
     return PostprocessedInput(reader, worker, bool(settings.postprocess_inputs))
-
-
-def _is_minari(reader: Any) -> bool:
-    return type(reader).__name__ == "MinariReader"
 
 
 def external_input(worker: Any, sampler: Any) -> InputReader:

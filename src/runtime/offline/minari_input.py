@@ -279,6 +279,9 @@ class MinariReader(InputReader):
     ``action_space`` tell a worker without an env what the policy acts on.
     """
 
+    #: A dataset holds the env's actions, whatever ``actions_in_input_normalized`` says.
+    rows_in_env_space = True
+
     def __init__(
         self,
         dataset_id: str | Sequence[str],
