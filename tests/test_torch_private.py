@@ -76,6 +76,26 @@ def test_foreach_fallbacks_give_the_foreach_numbers(monkeypatch: pytest.MonkeyPa
         torch.testing.assert_close(norm, expected)
 
 
+def test_foreach_lerp_and_copy_fallbacks_give_the_foreach_numbers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def run() -> list[torch.Tensor]:
+        generator = torch.Generator().manual_seed(1)
+        targets = [torch.randn(4, 3, generator=generator), torch.randn(6, generator=generator)]
+        sources = [torch.randn(t.shape, generator=generator) for t in targets]
+        torch_private.foreach_lerp_(targets, sources, 0.005)
+        copies = [torch.zeros_like(t) for t in targets]
+        torch_private.foreach_copy_(copies, targets)
+        return targets + copies
+
+    private = run()
+    monkeypatch.setattr(torch_private, "use_foreach", False)
+    for name in ("_foreach_lerp_", "_foreach_copy_"):
+        monkeypatch.setattr(torch, name, _refuse(name))
+    for got, expected in zip(run(), private, strict=True):
+        torch.testing.assert_close(got, expected)
+
+
 def test_tanh_fallback_gives_the_numpy_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
     x = torch.randn(64, 256)
     with torch.no_grad():

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -126,8 +128,16 @@ def mixin_class_name(cls: type) -> str:
 # ---------------------------------------------------------------- one method
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(source: str) -> ast.Module:
+    """The tree of a module's source: a generation asks for the same few modules' trees
+    thousands of times (once per field annotation), and parsing was nine tenths of its time.
+    Keyed by the text, so a module edited between two generations is parsed again."""
+    return ast.parse(source)
+
+
 def _class_node(module: ModuleType, name: str) -> ast.ClassDef:
-    tree = ast.parse(inspect.getsource(module))
+    tree = _parsed(inspect.getsource(module))
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:
             return node
@@ -152,7 +162,7 @@ def _strip_annotated(node: ast.expr) -> ast.expr:
 
 def _import_source(module: ModuleType, name: str) -> str:
     """Where to import ``name`` from: the module ``module`` imports it from, or ``module``."""
-    for node in ast.parse(inspect.getsource(module)).body:
+    for node in _parsed(inspect.getsource(module)).body:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 if alias.name == name and alias.asname in (None, name):
@@ -162,6 +172,13 @@ def _import_source(module: ModuleType, name: str) -> str:
 
 def field_annotation(fields: type, name: str) -> Annotation:
     """The annotation of field ``name`` as written in the TypedDict that declares it."""
+    return _field_annotation(fields, name, inspect.getsource(sys.modules[fields.__module__]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _field_annotation(fields: type, name: str, source: str) -> Annotation:
+    # ``source`` (the declaring module's text) is in the key only: an edited module is read
+    # afresh.
     module = sys.modules[fields.__module__]
     for statement in _class_node(module, fields.__name__).body:
         if (
@@ -169,7 +186,8 @@ def field_annotation(fields: type, name: str) -> Annotation:
             and isinstance(statement.target, ast.Name)
             and statement.target.id == name
         ):
-            node = _strip_annotated(statement.annotation)
+            # A copy: the transformer edits in place, and the parsed tree is shared.
+            node = _strip_annotated(copy.deepcopy(statement.annotation))
             text = re.sub(r"'([^'\"\\]*)'", r'"\1"', ast.unparse(node))
             used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - _BUILTIN_NAMES
             return Annotation(text, {n: _import_source(module, n) for n in sorted(used)})

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from runtime.core import torch_private
 from runtime.core.adam import make_adam
 from runtime.core.data_parallel import DataParallel
 from runtime.core.gradients import clip_grad_norm
@@ -75,6 +76,8 @@ class Learner:
         #: The default optimizer's clipping (optimizers without settings of their own use it).
         self.grad_clip = default.grad_clip if default is not None else None
         self.target_networks: dict[str, tuple[nn.Module, nn.Module]] = {}
+        #: Per target network: its parameters and its source's, in the same order.
+        self._target_params: dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
         self.optimizers: dict[str, torch.optim.Optimizer] = self.build_optimizers()
         #: Each optimizer's parameters, in its order (gradients are set and clipped on these).
         self.param_lists: dict[str, list[torch.Tensor]] = {
@@ -173,12 +176,19 @@ class Learner:
     def update_target_networks(self, tau: float = 1.0) -> None:
         """``target = tau * source + (1 - tau) * target``: a hard copy at ``tau=1``, polyak
         averaging below."""
-        for source, target in self.target_networks.values():
+        for name, (source, target) in self.target_networks.items():
             if tau >= 1.0:
                 target.load_state_dict(source.state_dict())
                 continue
-            for t, s in zip(target.parameters(), source.parameters(), strict=True):
-                t.mul_(1.0 - tau).add_(s, alpha=tau)
+            pairs = self._target_params.get(name)
+            if pairs is None:
+                # Listed once: walking the modules for their parameters on every update costs
+                # more than the averaging itself at SAC's one update per env step.
+                pairs = self._target_params[name] = (
+                    list(target.parameters()),
+                    list(source.parameters()),
+                )
+            torch_private.foreach_lerp_(pairs[0], pairs[1], tau)
 
     # ------------------------------------------------------------------ learning
 

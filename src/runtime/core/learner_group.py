@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from runtime.core import torch_private
 from runtime.core.data_parallel import DataParallel
 from runtime.core.learner import Learner
 from runtime.core.sample_batch import SampleBatch
@@ -38,6 +39,10 @@ class LearnerGroup:
     def __init__(self, devices: Sequence[str]) -> None:
         self.devices: list[str] = [str(d) for d in devices]
         self._learners: dict[str, Learner] = {}
+        #: policy id -> (learner module, acting module, acting tensors, learner tensors).
+        self._copy_pairs: dict[
+            str, tuple[torch.nn.Module, torch.nn.Module, list[torch.Tensor], list[torch.Tensor]]
+        ] = {}
         #: The acting copy of each policy (the driver's), which a new learner is made from.
         self._sources: dict[str, TorchPolicy] = {}
         self.timestep = 0
@@ -126,9 +131,15 @@ class LearnerGroup:
     def copy_weights_into(self, policy_id: str, module: torch.nn.Module) -> None:
         """Copy the learner's weights of ``policy_id`` into ``module`` (an acting copy in this
         process), tensor to tensor: no numpy round trip."""
-        source = self._learners[policy_id].module.state_dict()
-        for name, target in module.state_dict().items():
-            target.copy_(source[name])
+        source = self._learners[policy_id].module
+        cached = self._copy_pairs.get(policy_id)
+        if cached is None or cached[0] is not source or cached[1] is not module:
+            # Listed once per pair of modules: SAC copies after every update, one per env
+            # step, and building two state dicts each time cost more than the copy.
+            sources, targets = dict(_tensors_of(source)), _tensors_of(module)
+            cached = (source, module, [t for _, t in targets], [sources[n] for n, _ in targets])
+            self._copy_pairs[policy_id] = cached
+        torch_private.foreach_copy_(cached[2], cached[3])
 
     # ------------------------------------------------------------------ state
 
@@ -153,3 +164,8 @@ class LearnerGroup:
     def stop(self) -> None:
         self._learners.clear()
         self._sources.clear()
+
+
+def _tensors_of(module: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+    """The module's parameters and buffers by name (its ``state_dict`` entries, undetached)."""
+    return [*module.named_parameters(), *module.named_buffers()]

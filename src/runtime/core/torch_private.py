@@ -5,9 +5,11 @@ down here and breaks nothing.
 - ``fused_adam_``: ``torch._fused_adam_``, the kernel of ``torch.optim.Adam(fused=True)``
   (``runtime.core.adam`` calls it without importing ``torch.optim``, which imports
   ``torch._dynamo``); fallback: the same update as a loop of public tensor operations.
-- ``foreach_add_``, ``foreach_norm``, ``foreach_mul_``: ``torch._foreach_*``, one kernel launch
-  for a list of tensors (the Adam step counts, gradient clipping by global norm); fallback: a
-  loop over the tensors (the norms as ``torch.nn.utils.clip_grad_norm_`` computes them).
+- ``foreach_add_``, ``foreach_norm``, ``foreach_mul_``, ``foreach_lerp_``, ``foreach_copy_``:
+  ``torch._foreach_*``, one call for a list of tensors (the Adam step counts, gradient
+  clipping by global norm, polyak-averaged target networks, weights copied into an acting
+  module after every update); fallback: a loop over the tensors (the norms as
+  ``torch.nn.utils.clip_grad_norm_`` computes them).
 - ``tanh``: on CPU without autograd, numpy's SIMD tanh written into a torch tensor through the
   memory ``Tensor.numpy()`` shares with it; fallback: ``torch.tanh``.
 
@@ -194,6 +196,24 @@ def foreach_mul_(tensors: list[torch.Tensor], scale: torch.Tensor) -> None:
         tensor.mul_(scale)
 
 
+def foreach_lerp_(targets: list[torch.Tensor], sources: list[torch.Tensor], weight: float) -> None:
+    """``t.lerp_(s, weight)``, i.e. ``t = (1 - weight) * t + weight * s``, for every pair."""
+    if use_foreach and _private_ok("foreach", targets[0].device):
+        torch._foreach_lerp_(targets, sources, weight)
+        return
+    for target, source in zip(targets, sources, strict=True):
+        target.lerp_(source, weight)
+
+
+def foreach_copy_(targets: list[torch.Tensor], sources: list[torch.Tensor]) -> None:
+    """``t.copy_(s)`` for every pair."""
+    if use_foreach and _private_ok("foreach", targets[0].device):
+        torch._foreach_copy_(targets, sources)
+        return
+    for target, source in zip(targets, sources, strict=True):
+        target.copy_(source)
+
+
 def _check_foreach(device: torch.device) -> bool:
     generator = torch.Generator().manual_seed(0)
     tensors = [torch.randn(n, generator=generator).to(device) for n in (3, 5)]
@@ -201,9 +221,16 @@ def _check_foreach(device: torch.device) -> bool:
     scaled = [t.clone() for t in tensors]
     torch._foreach_mul_(scaled, torch.full((), 0.5, device=device))
     torch._foreach_add_(scaled, 1.0)
+    averaged = [t.clone() for t in tensors]
+    torch._foreach_lerp_(averaged, scaled, 0.25)
+    copied = [torch.zeros_like(t) for t in tensors]
+    torch._foreach_copy_(copied, tensors)
     return all(
-        torch.allclose(norm, torch.linalg.vector_norm(t)) and torch.allclose(s, t * 0.5 + 1.0)
-        for norm, t, s in zip(norms, tensors, scaled, strict=True)
+        torch.allclose(norm, torch.linalg.vector_norm(t))
+        and torch.allclose(s, t * 0.5 + 1.0)
+        and torch.allclose(a, 0.75 * t + 0.25 * s)
+        and torch.equal(c, t)
+        for norm, t, s, a, c in zip(norms, tensors, scaled, averaged, copied, strict=True)
     )
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,32 +300,51 @@ class AsyncAlgorithm(Algorithm):
         self._updates_since_broadcast = 0
         self._num_broadcasts += 1
 
-    def sync_weights(self, policies: list[str] | None = None) -> None:
-        """Weights to every rollout worker (evaluation, restored checkpoints), under the
-        learner's lock."""
+    def _between_updates(self) -> AbstractContextManager[Any]:
+        """The learner thread's lock (held during each update): whatever reads or writes the
+        learner's weights and optimizer state from the driver's thread holds it. Nothing
+        before the thread is made."""
         thread = getattr(self, "_learner_thread", None)
-        if thread is None:
-            super().sync_weights(policies)
-            return
-        with thread.lock:
+        return nullcontext() if thread is None else thread.lock
+
+    def sync_weights(self, policies: list[str] | None = None) -> None:
+        """Weights to every rollout worker, between two learner updates."""
+        with self._between_updates():
             super().sync_weights(policies)
 
+    def _sync_evaluation_workers(self) -> None:
+        """The evaluation workers get the learner's weights between two updates."""
+        with self._between_updates():
+            super()._sync_evaluation_workers()
+
+    def get_weights(self, policies: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        """The learner's weights between two updates (never half of one)."""
+        with self._between_updates():
+            return super().get_weights(policies)
+
+    def set_weights(self, weights: Mapping[str, Mapping[str, Any]]) -> None:
+        with self._between_updates():
+            super().set_weights(weights)
+
+    # A checkpoint is of the learner between two updates, never of half a step: Tune's hooks
+    # and save()/restore() outside Tune (which do not go through them). The lock is an RLock:
+    # Tune's save()/restore() calling its hooks take it again.
+
     def save_checkpoint(self, checkpoint_dir: str) -> None:
-        """A checkpoint of the learner between two updates, never of half a step."""
-        thread = getattr(self, "_learner_thread", None)
-        if thread is None:
-            super().save_checkpoint(checkpoint_dir)
-            return
-        with thread.lock:
+        with self._between_updates():
             super().save_checkpoint(checkpoint_dir)
 
     def load_checkpoint(self, checkpoint: Any) -> None:
-        thread = getattr(self, "_learner_thread", None)
-        if thread is None:
+        with self._between_updates():
             super().load_checkpoint(checkpoint)
-            return
-        with thread.lock:
-            super().load_checkpoint(checkpoint)
+
+    def save(self, checkpoint_dir: str | None = None) -> Any:
+        with self._between_updates():
+            return super().save(checkpoint_dir)
+
+    def restore(self, checkpoint_path: Any) -> None:
+        with self._between_updates():
+            super().restore(checkpoint_path)
 
     def cleanup(self) -> None:
         thread = getattr(self, "_learner_thread", None)

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from runtime.algorithms.impala.loss import masked_explained_variance, reduce_valid
-from runtime.algorithms.impala.vtrace import VALUES_BOOTSTRAPPED, TimeMajor, vtrace_returns
+from runtime.algorithms.impala.vtrace import TimeMajor, vtrace_on_layout
 from runtime.core.module import RLModule
 from runtime.core.sample_batch import SampleBatch as SB
 
@@ -71,20 +71,15 @@ def appo_loss(
             old_logp = tm(old_dist.logp(actions))
 
         # V-trace from the behaviour policy to the target network's policy.
-        segment_ends, bootstrap_values = layout.bootstraps(
-            out[SB.VF_PREDS], batch.get(VALUES_BOOTSTRAPPED)
-        )
-        targets = vtrace_returns(
+        targets = vtrace_on_layout(
+            layout,
+            batch,
+            values=out[SB.VF_PREDS],
             behaviour_logp=behaviour_logp,
             target_logp=old_logp,
-            rewards=tm(batch[SB.REWARDS]),
-            values=values,
-            bootstrap_value=bootstrap_values[-1],
-            discounts=gamma * (1.0 - tm(batch[SB.TERMINATEDS]).to(values.dtype)),
+            gamma=gamma,
             clip_rho_threshold=clip_rho_threshold,
             clip_pg_rho_threshold=clip_pg_rho_threshold,
-            segment_ends=segment_ends,
-            bootstrap_values=bootstrap_values,
         )
         advantages, value_targets = targets.pg_advantages, targets.vs
 

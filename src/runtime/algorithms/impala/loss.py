@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import torch
 
-from runtime.algorithms.impala.vtrace import VALUES_BOOTSTRAPPED, TimeMajor, vtrace_returns
+from runtime.algorithms.impala.vtrace import TimeMajor, vtrace_on_layout
 from runtime.core.module import RLModule
 from runtime.core.sample_batch import SampleBatch as SB
 
@@ -66,21 +66,15 @@ def impala_loss(
     # likelier the learner's policy makes the sampled action than the policy that sampled it.
     # Without V-trace every weight is 1: the same recursion then gives the bootstrapped
     # discounted return as vs, and that return minus V as pg_advantages.
-    behaviour_logp = tm(batch[SB.ACTION_LOGP]) if vtrace else target_logp
-    segment_ends, bootstrap_values = layout.bootstraps(
-        out[SB.VF_PREDS], batch.get(VALUES_BOOTSTRAPPED)
-    )
-    targets = vtrace_returns(
-        behaviour_logp=behaviour_logp,
+    targets = vtrace_on_layout(
+        layout,
+        batch,
+        values=out[SB.VF_PREDS],
+        behaviour_logp=tm(batch[SB.ACTION_LOGP]) if vtrace else target_logp,
         target_logp=target_logp,
-        rewards=tm(batch[SB.REWARDS]),
-        values=values,
-        bootstrap_value=bootstrap_values[-1],
-        discounts=gamma * (1.0 - tm(batch[SB.TERMINATEDS]).to(values.dtype)),
+        gamma=gamma,
         clip_rho_threshold=clip_rho_threshold,
         clip_pg_rho_threshold=clip_pg_rho_threshold,
-        segment_ends=segment_ends,
-        bootstrap_values=bootstrap_values,
     )
 
     # The policy gradient: raise the log-likelihood of actions in proportion to their

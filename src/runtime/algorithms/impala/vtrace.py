@@ -129,6 +129,39 @@ def vtrace_returns(
     return VTraceReturns(vs=vs, pg_advantages=pg_advantages, log_rhos=log_rhos)
 
 
+def vtrace_on_layout(
+    layout: TimeMajor,
+    batch: Mapping[str, torch.Tensor],
+    *,
+    values: torch.Tensor,
+    behaviour_logp: torch.Tensor,
+    target_logp: torch.Tensor,
+    gamma: float,
+    clip_rho_threshold: float | None,
+    clip_pg_rho_threshold: float | None,
+) -> VTraceReturns:
+    """``vtrace_returns`` on a flat batch laid out by ``layout`` (the losses' call):
+    ``values`` is the learner's V of every batch row (flat, ``(N,)``), the log-likelihoods are
+    time-major ``(T, B)``; the rewards, the discounts (``gamma``, 0 after a termination) and
+    the bootstraps (the sampler's ``values_bootstrapped``, the successors of lanes cut inside
+    an episode: ``TimeMajor.bootstraps``) come from ``batch`` and ``layout``."""
+    tm = layout.time_major
+    time_major_values = tm(values)
+    segment_ends, bootstrap_values = layout.bootstraps(values, batch.get(VALUES_BOOTSTRAPPED))
+    return vtrace_returns(
+        behaviour_logp=behaviour_logp,
+        target_logp=target_logp,
+        rewards=tm(batch[SB.REWARDS]),
+        values=time_major_values,
+        bootstrap_value=bootstrap_values[-1],
+        discounts=gamma * (1.0 - tm(batch[SB.TERMINATEDS]).to(time_major_values.dtype)),
+        clip_rho_threshold=clip_rho_threshold,
+        clip_pg_rho_threshold=clip_pg_rho_threshold,
+        segment_ends=segment_ends,
+        bootstrap_values=bootstrap_values,
+    )
+
+
 class TimeMajor:
     """Where the rows of a flat batch sit in the ``(T, B)`` layout V-trace runs on.
 
