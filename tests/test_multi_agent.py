@@ -205,6 +205,32 @@ def test_the_horizon_ends_the_episode_and_truncates_the_agents_still_in_it() -> 
         algo.stop()
 
 
+def test_a_soft_horizon_starts_the_next_episode_on_the_running_env() -> None:
+    # Episodes cut every 2 env steps without a reset: the env's clock goes on to its own end
+    # at 6 (terminated), and the rows at the cuts are truncated (they bootstrap).
+    algo, batches = _scripted_sample(
+        1, horizon=2, soft_horizon=True, rollout_fragment_length=6, num_envs_per_worker=1
+    )
+    try:
+        (batch,) = batches
+        assert batch.env_steps() == 6
+        episodes = algo.workers.local_worker().get_metrics()
+        assert [e.length for e in episodes] == [2, 2, 2]
+        a = batch["p0"]
+        order = np.argsort(a["obs"][:, 1])
+        assert a["obs"][order, 1].tolist() == [0, 1, 2, 3, 4, 5]
+        assert a["new_obs"][order, 1].tolist() == [1, 2, 3, 4, 5, 6]
+        assert a["truncateds"][order].tolist() == [False, True, False, True, False, False]
+        assert a["terminateds"][order].tolist() == [False] * 5 + [True]
+        eps = a["eps_id"][order]
+        assert eps[0] == eps[1] != eps[2] == eps[3] != eps[4] == eps[5]
+        # b joins at 2, as a new episode begins: it acts from then on, in the running env.
+        rows = _scripted_rows(batches)
+        assert sorted(k[:2] for k in rows["b"]) == [(2, 3), (3, 4), (4, 5), (5, 6)]
+    finally:
+        algo.stop()
+
+
 @pytest.mark.parametrize("batch_mode", ["truncate_episodes", "complete_episodes"])
 def test_cartpole_copies_count_agent_and_env_steps(
     batch_mode: Literal["truncate_episodes", "complete_episodes"],

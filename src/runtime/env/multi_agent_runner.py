@@ -105,6 +105,8 @@ class MultiAgentRunner(RunnerMetrics):
         self.complete_episodes = settings.batch_mode == "complete_episodes"
         self.no_done_at_end = bool(settings.no_done_at_end)
         self.horizon = int(settings.horizon or 0)
+        #: At the horizon, a new episode goes on on the running env instead of a reset.
+        self.soft_horizon = bool(settings.soft_horizon)
         self.seed = settings.seed
         self.observation_fn = settings.observation_fn
         self.checking = not bool(settings.disable_env_checking)
@@ -367,6 +369,8 @@ class MultiAgentRunner(RunnerMetrics):
         t1 = time.perf_counter()
         arrivals: list[Arrival] = []
         ended: list[int] = []
+        #: Sub-envs cut by a soft horizon: the observations their next episode starts from.
+        carried_on: dict[int, dict[Any, Any]] = {}
         faulty: list[int] = []
         env_wait = 0.0
         for i in envs:
@@ -420,6 +424,8 @@ class MultiAgentRunner(RunnerMetrics):
                     )
                 open_.clear()
                 ended.append(i)
+                if horizon_cut and self.soft_horizon:
+                    carried_on[i] = {a: ob for a, ob in obs.items() if not _done(a, terms, truncs)}
             else:
                 for agent in [a for a in open_ if terms.get(a) or truncs.get(a)]:
                     transition = open_.pop(agent)
@@ -439,7 +445,11 @@ class MultiAgentRunner(RunnerMetrics):
             self._finish_episode(i)
         resets: list[Arrival] = []
         for i in ended:
-            if restart is None or i in restart:
+            if restart is not None and i not in restart:
+                continue
+            if i in carried_on:
+                resets.extend(self._carry_on(i, carried_on[i]))
+            else:
                 resets.extend(self._reset_arrivals(i, first=False))
         for i in faulty:
             resets.extend(self._restart_episode(i))
@@ -463,6 +473,22 @@ class MultiAgentRunner(RunnerMetrics):
         self._open[index] = {}
         self.finished.append(faulty_episode())
         return self._reset_arrivals(index, first=False)
+
+    def _carry_on(self, index: int, obs: dict[Any, Any]) -> list[Arrival]:
+        """Start the next episode of sub-env ``index`` on the running env (``soft_horizon``):
+        its agents' last observations are the new episode's first, and their memory starts
+        afresh, as after a reset."""
+        episode = self._new_episode(index)
+        self.episodes[index] = episode
+        self._open[index] = {}
+        for key in [key for key in self._memory if key[0] == index]:
+            del self._memory[key]
+        episode._agent_obs = dict(obs)
+        self._hook("on_episode_start", episode=episode, env_index=index)
+        return [
+            (index, agent, ob, None, False, False, None, episode.policy_for(agent))
+            for agent, ob in obs.items()
+        ]
 
     def _reset_arrivals(self, index: int, first: bool) -> list[Arrival]:
         obs = self._reset(index, first)
@@ -775,3 +801,7 @@ def _batched_values(policy: Any) -> bool:
 
 def _state_outs(columns: dict[str, Array]) -> list[str]:
     return [name for name in columns if name.startswith("state_out_")]
+
+
+def _done(agent: Any, terms: dict[Any, Any], truncs: dict[Any, Any]) -> bool:
+    return bool(terms.get(agent)) or bool(truncs.get(agent))

@@ -53,7 +53,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
 
 #: Settings a multi-agent setup can't carry out: key -> (the value it behaves as, why).
 REFUSED_MULTI_AGENT: dict[str, tuple[Any, str]] = {
-    "soft_horizon": (False, "a multi-agent episode ends at the horizon"),
     "record_env": (
         False,
         "videos are recorded of single-agent gymnasium envs only (gymnasium's RecordVideo "
