@@ -11,6 +11,10 @@ learner; IMPALA's workers keep sampling while its learner thread trains. Each me
 IMPALA's row also shows its mean policy lag (learner updates behind the fragments' weights).
 
 Target: IMPALA trains >= 1.3x the env steps per second of synchronous PPO at 2 and 4 workers.
+
+With ``--solve-seeds``, also the whole-process wall time to a mean return of 450 of the IMPALA
+example (``rlconf train -f examples/tuned/cartpole-impala.yaml``) next to the PPO main job's
+(``examples/tuned/cartpole-ppo.yaml``), one process per seed, alternating.
 Prints a table, then one JSON object on its last line.
 """
 
@@ -19,10 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import statistics
+import tempfile
 import time
 from typing import Any
 
 import ray
+from cli_runs import ROOT, train
 from machine import print_machine
 
 from rlconf import IMPALAConfig, PPOConfig
@@ -101,11 +108,63 @@ def run(label: str) -> list[dict[str, Any]]:
     return rows
 
 
+#: The whole-process comparison of ``--solve-seeds``: label -> tuned file.
+SOLVE_FILES = {
+    "IMPALA": ROOT / "examples" / "tuned" / "cartpole-impala.yaml",
+    "PPO": ROOT / "examples" / "tuned" / "cartpole-ppo.yaml",
+}
+
+
+def solve(seeds: list[int]) -> dict[str, Any]:
+    """Each tuned file's whole-process wall time and env steps to its stop, per seed
+    (alternating the two files), then the medians."""
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label in SOLVE_FILES}
+    with tempfile.TemporaryDirectory(prefix="rlconf_async_") as local_dir:
+        for seed in seeds:
+            for label, file in SOLVE_FILES.items():
+                r = train(file, seed, local_dir)
+                runs[label].append(
+                    {"seed": seed, "wall_s": r.wall_s, "env_steps": r.env_steps, "reward": r.reward}
+                )
+                print(
+                    f"{label:6s} seed {seed}  wall {r.wall_s:6.1f} s  env steps {r.env_steps:7d}"
+                    f"  mean return {r.reward:6.1f}",
+                    flush=True,
+                )
+    medians = {
+        label: {
+            "median_wall_s": statistics.median(r["wall_s"] for r in rows),
+            "median_env_steps": statistics.median(r["env_steps"] for r in rows),
+        }
+        for label, rows in runs.items()
+    }
+    for label, m in medians.items():
+        print(
+            f"{label:6s} median wall {m['median_wall_s']:6.1f} s  "
+            f"median env steps {m['median_env_steps']:8.0f}"
+        )
+    return {"runs": runs, "medians": medians}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cluster", action="store_true", help="also on a simulated 3-node cluster")
+    parser.add_argument(
+        "--solve-seeds",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also time the IMPALA example and the PPO main job to 450 with these seeds",
+    )
+    parser.add_argument(
+        "--skip-throughput", action="store_true", help="only the --solve-seeds comparison"
+    )
     args = parser.parse_args()
     print_machine()
+    solved = solve(args.solve_seeds) if args.solve_seeds else None
+    if args.skip_throughput:
+        print(json.dumps({"solve": solved}))
+        return
     rows = []
     ray.init(num_cpus=8, include_dashboard=False, logging_level=logging.ERROR)
     try:
@@ -125,7 +184,7 @@ def main() -> None:
             ray.shutdown()
             cluster.shutdown()  # type: ignore[no-untyped-call]
     met = all(row["ratio"] >= TARGET for row in rows if row["workers"] >= 2)
-    print(json.dumps({"rows": rows, "target": TARGET, "met": met}))
+    print(json.dumps({"rows": rows, "target": TARGET, "met": met, "solve": solved}))
 
 
 if __name__ == "__main__":
