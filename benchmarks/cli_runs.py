@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,21 +124,32 @@ def solve_main(
     print(json.dumps(summary))
 
 
-def reference_run(script: Path, seed: int, python: str) -> dict[str, Any]:
-    """Run a reference script (``sb3_*.py``) for one seed under ``python``, as its own
-    process: its last stdout line (JSON) plus the whole-process ``wall_s``."""
+def reference_run(
+    script: Path, seed: int, python: str, extra: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Run a reference script (``sb3_*.py``) for one seed under ``python`` (with ``extra``
+    arguments), as its own process: its last stdout line (JSON) plus the whole-process
+    ``wall_s`` and ``peak_rss_mb`` (of that process alone, from ``wait4``)."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        [python, str(script), "--seed", str(seed)], stdout=subprocess.PIPE, text=True, cwd=ROOT
+        [python, str(script), *extra, "--seed", str(seed)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
     )
-    output, _ = process.communicate()
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise RuntimeError(
             f"{script.name} seed {seed}: exit {process.returncode}\n{output[-2000:]}"
         )
     result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
     result["wall_s"] = round(wall, 2)
+    # ru_maxrss is in KiB on Linux
+    result["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
     return result
 
 

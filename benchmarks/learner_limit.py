@@ -42,6 +42,7 @@ from typing import Any
 import torch
 from cli_runs import ROOT
 from machine import print_machine
+from sampling_limit import plain_copy
 from torch import nn
 
 from rlconf.config_checks import DEFAULT_POLICY_ID
@@ -53,22 +54,7 @@ from runtime.core.sample_batch import SampleBatch as SB
 
 PPO_JOB = ROOT / "examples" / "tuned" / "cartpole-ppo.yaml"
 TARGET = 1.1
-ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 Tensors = dict[str, torch.Tensor]
-
-
-def plain_copy(layers: list[nn.Module], activation: str) -> nn.Sequential:
-    """An ``nn.Sequential`` of the ``nn.Linear`` layers found in ``layers`` (copies, weights
-    included) with ``activation`` between them."""
-    linears = [m for layer in layers for m in layer.modules() if isinstance(m, nn.Linear)]
-    out: list[nn.Module] = []
-    for i, ours in enumerate(linears):
-        layer = nn.Linear(ours.in_features, ours.out_features)
-        layer.load_state_dict(ours.state_dict())
-        out.append(layer)
-        if i < len(linears) - 1:
-            out.append(ACTIVATIONS[activation]())
-    return nn.Sequential(*out)
 
 
 class PlainPPO:

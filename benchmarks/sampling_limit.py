@@ -64,10 +64,11 @@ def models() -> dict[str, ModelConfigDict]:
     return {"default": default, "tuned": tuned}
 
 
-def plain_actor(layers: nn.Module, logits: nn.Module, activation: str) -> nn.Sequential:
-    """An ``nn.Sequential`` with the sizes and activation of our policy network (``layers``
-    then ``logits``), holding copies of its weights."""
-    linears = [m for m in (*layers.modules(), logits) if isinstance(m, nn.Linear)]
+def plain_copy(layers: list[nn.Module], activation: str) -> nn.Sequential:
+    """An ``nn.Sequential`` of the ``nn.Linear`` layers found in ``layers``, in order (copies,
+    weights included), with ``activation`` between them: our network as a CleanRL user writes
+    it."""
+    linears = [m for layer in layers for m in layer.modules() if isinstance(m, nn.Linear)]
     out: list[nn.Module] = []
     for i, ours in enumerate(linears):
         layer = nn.Linear(ours.in_features, ours.out_features)
@@ -139,7 +140,7 @@ def build(model_name: str, model: ModelConfigDict, num_envs: int, fragment: int)
     algo = config.build()
     net = algo.get_policy().module.model
     assert isinstance(net, TrunkModel), f"not a built-in model: {type(net).__name__}"
-    actor = plain_actor(net.trunk, net.logits, str(model["fcnet_activation"]))
+    actor = plain_copy([net.trunk, net.logits], str(model["fcnet_activation"]))
     return Case(model_name, num_envs, algo, CleanRLLoop(actor, num_envs, fragment, seed=0))
 
 

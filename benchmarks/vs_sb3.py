@@ -31,16 +31,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import solve_cartpole
 import solve_cartpole_dqn
-from cli_runs import ROOT, reference_python
+from cli_runs import ROOT, reference_python, reference_run
 from machine import print_machine
 
 SB3_SCRIPT = ROOT / "benchmarks" / "sb3_zoo_runs.py"
@@ -54,23 +52,8 @@ ALGOS: dict[str, tuple[Callable[[int, str], dict[str, Any]], str, Path, float]] 
 
 
 def sb3_run(algo: str, seed: int, python: str) -> dict[str, Any]:
-    """``sb3_zoo_runs.py`` for one seed as its own process under ``python``: its JSON line plus
-    the whole-process wall time and peak RSS (of that process alone, from ``wait4``)."""
-    command = [python, str(SB3_SCRIPT), "--algo", algo, "--seed", str(seed)]
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    assert process.stdout is not None
-    output = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"{SB3_SCRIPT.name} {algo} seed {seed}: exit {process.returncode}")
-    result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
-    result["wall_s"] = round(wall, 2)
-    # ru_maxrss is in KiB on Linux
-    result["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
-    return result
+    """``sb3_zoo_runs.py`` for one seed as its own process under ``python``."""
+    return reference_run(SB3_SCRIPT, seed, python, ["--algo", algo])
 
 
 def our_run(algo: str, seed: int, local_dir: str) -> dict[str, Any]:

@@ -170,6 +170,7 @@ class Learner:
         for param in target.parameters():
             param.requires_grad_(False)
         self.target_networks[name] = (source, target)
+        self._target_params.pop(name, None)  # listed again on the next update
         return target
 
     @torch.no_grad()

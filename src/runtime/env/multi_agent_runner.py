@@ -216,6 +216,14 @@ class MultiAgentRunner(RunnerMetrics):
             # Observations are checked per policy in one batch (_take_arrivals).
             output = check_reset(self._labels[index], output, None)
         obs, infos = output
+        return self._begin_episode(index, episode, obs, infos)
+
+    def _begin_episode(
+        self, index: int, episode: MultiAgentEpisode, obs: dict[Any, Any], infos: dict[Any, Any]
+    ) -> dict[Any, Any]:
+        """Make ``episode`` sub-env ``index``'s, from its first observations (a reset's, or
+        the running env's at a soft horizon): no open transitions, fresh memory; returns the
+        observations (through ``observation_fn``)."""
         if index < len(self.episodes):
             self.episodes[index] = episode
         else:
@@ -228,7 +236,7 @@ class MultiAgentRunner(RunnerMetrics):
         episode._agent_obs = dict(obs)
         episode._agent_infos = dict(infos)
         self._hook("on_episode_start", episode=episode, env_index=index)
-        return obs  # type: ignore[no-any-return]
+        return obs
 
     def _observe(self, obs: dict[Any, Any], episode: MultiAgentEpisode) -> dict[Any, Any]:
         out = self.observation_fn(
@@ -401,6 +409,7 @@ class MultiAgentRunner(RunnerMetrics):
                 episode.total_reward += reward
             all_done = bool(terms.get("__all__")) or bool(truncs.get("__all__"))
             horizon_cut = bool(self.horizon) and episode.length >= self.horizon and not all_done
+            raw_obs = obs
             if self.observation_fn is not None and obs:
                 obs = self._observe(obs, episode)
             for agent, ob in obs.items():
@@ -425,7 +434,9 @@ class MultiAgentRunner(RunnerMetrics):
                 open_.clear()
                 ended.append(i)
                 if horizon_cut and self.soft_horizon:
-                    carried_on[i] = {a: ob for a, ob in obs.items() if not _done(a, terms, truncs)}
+                    carried_on[i] = {
+                        a: ob for a, ob in raw_obs.items() if not _done(a, terms, truncs)
+                    }
             else:
                 for agent in [a for a in open_ if terms.get(a) or truncs.get(a)]:
                     transition = open_.pop(agent)
@@ -476,22 +487,17 @@ class MultiAgentRunner(RunnerMetrics):
 
     def _carry_on(self, index: int, obs: dict[Any, Any]) -> list[Arrival]:
         """Start the next episode of sub-env ``index`` on the running env (``soft_horizon``):
-        its agents' last observations are the new episode's first, and their memory starts
-        afresh, as after a reset."""
-        episode = self._new_episode(index)
-        self.episodes[index] = episode
-        self._open[index] = {}
-        for key in [key for key in self._memory if key[0] == index]:
-            del self._memory[key]
-        episode._agent_obs = dict(obs)
-        self._hook("on_episode_start", episode=episode, env_index=index)
-        return [
-            (index, agent, ob, None, False, False, None, episode.policy_for(agent))
-            for agent, ob in obs.items()
-        ]
+        its agents' last observations are the new episode's first."""
+        return self._first_arrivals(
+            index, self._begin_episode(index, self._new_episode(index), obs, {})
+        )
 
     def _reset_arrivals(self, index: int, first: bool) -> list[Arrival]:
-        obs = self._reset(index, first)
+        return self._first_arrivals(index, self._reset(index, first))
+
+    def _first_arrivals(self, index: int, obs: dict[Any, Any]) -> list[Arrival]:
+        """The first observations of sub-env ``index``'s episode, as arrivals (no transition
+        to close: every agent then acts)."""
         episode = self.episodes[index]
         return [
             (index, agent, ob, None, False, False, None, episode.policy_for(agent))

@@ -36,6 +36,7 @@ from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.settings import setting, settings_of
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.training.learner_thread import LearnerThread
+from runtime.training.stages import sample_with_stats
 
 logger = logging.getLogger(__name__)
 
@@ -90,17 +91,9 @@ def _refuse_split_learners(settings: AsyncSettings, name: str) -> None:
 
 
 def _sample_with_version(worker: RolloutWorker) -> tuple[Any, Any, Any, Any, int]:
-    """A fragment with its episodes, perf stats, estimates and the weights version it was
-    sampled with."""
+    """``sample_with_stats`` and the weights version the fragment was sampled with."""
     version = int(getattr(worker, "weights_version", 0))
-    batch = worker.sample()
-    return (
-        batch,
-        worker.get_metrics(),
-        worker.get_perf_stats(),
-        worker.pop_off_policy_estimates(),
-        version,
-    )
+    return (*sample_with_stats(worker), version)
 
 
 def _set_version(version: int) -> Any:

@@ -86,10 +86,10 @@ class TrainingStages(Trainable):
             round_ = [MultiAgentBatch.wrap(batch)]
             _log_round(self, "sampled", round_, started)
             return round_
-        results = workers.call_remote(_sample_remote)
+        results = workers.call_remote(sample_with_stats)
         if not results and workers.num_healthy_workers() > 0:
             # Every worker failed in this round and was recreated: sample from the new ones.
-            results = workers.call_remote(_sample_remote)
+            results = workers.call_remote(sample_with_stats)
         if not results:
             raise RuntimeError(
                 "all remote rollout workers have failed; none is left to sample from"
@@ -139,9 +139,11 @@ class TrainingStages(Trainable):
         )
 
 
-def _sample_remote(
+def sample_with_stats(
     worker: RolloutWorker,
 ) -> tuple[SampleBatch | MultiAgentBatch, list[EpisodeMetrics], Any, Any]:
+    """What a remote worker sends back of one ``sample()``: the fragment, its finished
+    episodes, perf stats and off-policy estimates."""
     batch = worker.sample()
     return (
         batch,
