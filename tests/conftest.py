@@ -37,6 +37,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
+
 #: runtime.results.result_logger.RESULTS_ROOT_ENV (not imported: conftest stays free of torch
 #: and ray)
 RESULTS_ROOT_ENV = "RLCONF_RESULTS_DIR"

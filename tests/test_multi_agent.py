@@ -28,7 +28,9 @@ from rlconf import (
 from runtime import DefaultCallbacks, make_multi_agent
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
+from runtime.env.multi_agent_checks import MultiAgentEnvError
 from runtime.env.multi_agent_episode import MultiAgentEpisode
+from runtime.env.multi_agent_runner import FULLY_CHECKED_STEPS
 from tests.multi_agent_envs import (
     AGENT_NUMBER,
     SCRIPT,
@@ -505,6 +507,39 @@ def test_a_malformed_env_fails_training_naming_the_agent_and_the_key(
         with pytest.raises(ValueError, match=message) as info:
             algo.train()
         assert "MalformedEnv" in str(info.value)
+    finally:
+        algo.stop()
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_observations_are_checked_in_each_sub_env_s_first_steps(late: bool) -> None:
+    # The full checks cost more than the rest of a step; later steps are not checked against
+    # the observation spaces.
+    at_step = FULLY_CHECKED_STEPS + 1 if late else FULLY_CHECKED_STEPS
+    env_config = {"mistake": "obs_outside", "at_step": at_step, "length": 1000}
+    algo = _ppo(MalformedEnv, env_config=env_config, mapping=map_malformed, fragment=60).build()
+    try:
+        worker = algo.workers.local_worker()
+        if late:
+            rows = [worker.sample()["p1"]["obs"].tolist() for _ in range(2)]
+            assert [50.0, 500.0] in rows[0] + rows[1]
+        else:
+            worker.sample()
+            with pytest.raises(MultiAgentEnvError, match=r"obs\['agent_1'\].*outside"):
+                worker.sample()
+    finally:
+        algo.stop()
+
+
+@pytest.mark.parametrize("mistake", ["no_all_in_terminateds", "no_all_in_truncateds"])
+def test_a_missing_all_is_an_error_after_the_fully_checked_steps(mistake: str) -> None:
+    env_config = {"mistake": mistake, "at_step": FULLY_CHECKED_STEPS + 5, "length": 1000}
+    algo = _ppo(MalformedEnv, env_config=env_config, mapping=map_malformed, fragment=60).build()
+    try:
+        worker = algo.workers.local_worker()
+        worker.sample()
+        with pytest.raises(MultiAgentEnvError, match=r"without the key '__all__'"):
+            worker.sample()
     finally:
         algo.stop()
 

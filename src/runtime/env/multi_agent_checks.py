@@ -1,11 +1,13 @@
 """Checks of what a ``MultiAgentEnv``'s ``reset()`` and ``step()`` return.
 
-The sampler calls :func:`check_reset` and :func:`check_step` on every call unless the checks
-are disabled, so the good path is kept short: a few ``type`` tests, two ``in`` tests, a type
-test per reward and, with spaces, one ``space.contains`` per observation. Only a failure builds a
-message; each one names the env, the agent id (its repr), the key of the returned dict
-(``"obs"``, ``"rewards"``, ``"terminateds"``, ``"truncateds"``), the bad value and what is
-allowed.
+Unless the checks are disabled, the sampler calls :func:`check_reset` on every reset, and
+:func:`check_step` and :func:`check_observations` on the output of a sub-env's first
+``multi_agent_runner.FULLY_CHECKED_STEPS`` steps (later steps are only tested for what the
+sampler relies on). The good path is kept short: a few ``type`` tests, two ``in`` tests, a
+type test per reward and, with spaces, one ``space.contains`` per observation (for a Box, one
+vectorised test of the batch). Only a failure builds a message; each one names the env, the
+agent id (its repr), the key of the returned dict (``"obs"``, ``"rewards"``,
+``"terminateds"``, ``"truncateds"``), the bad value and what is allowed.
 """
 
 from __future__ import annotations
@@ -123,11 +125,14 @@ def check_observations(
     space: gym.Space[Any],
     observations: list[Any],
     owners: Callable[[int], tuple[str, str, Any]],
-) -> None:
+) -> Any:
     """Check a batch of observations of one space at once (the sampler's path: one policy's
     observations of one step); ``owners(k)`` names the env label, the call and the agent of
     observation ``k`` for the message. A Box is checked with one vectorised shape and bounds
-    test; other spaces observation by observation."""
+    test; other spaces observation by observation.
+
+    Returns the observations: for a Box that passed the vectorised test, stacked into the one
+    array it tested (so the caller need not stack them again), else as given."""
     if isinstance(space, gym.spaces.Box):
         try:
             batch = np.asarray(observations)
@@ -137,9 +142,11 @@ def check_observations(
             batch is not None
             and batch.shape[1:] == space.shape
             and np.can_cast(batch.dtype, space.dtype)
-            and bool(np.all((batch >= space.low) & (batch <= space.high)))
+            # (ndarray.all rather than np.all: this runs every step)
+            and bool((batch >= space.low).all())
+            and bool((batch <= space.high).all())
         ):
-            return
+            return batch
     for k, ob in enumerate(observations):
         try:
             inside = space.contains(ob)
@@ -149,6 +156,7 @@ def check_observations(
         if not inside:
             label, call, agent = owners(k)
             _raise_obs_outside(label, call, agent, ob, space, None)
+    return observations
 
 
 # --- the failure paths -----------------------------------------------------------------------

@@ -3,7 +3,7 @@ agent id), and ``make_multi_agent``, which turns a single-agent env into one wit
 independent copies.
 
 The contract, which the sampler relies on (and checks with ``runtime.env.multi_agent_checks``
-unless told not to):
+unless told not to: fully in each sub-env's first steps, then what it relies on):
 
 - ``reset(seed=, options=)`` returns ``(obs, infos)``: dicts keyed by agent id.
 - ``step(action_dict)`` returns ``(obs, rewards, terminateds, truncateds, infos)``: dicts keyed

@@ -7,8 +7,9 @@ Each step (``_step``):
 1. the agents that have an observation act: they are grouped by the policy their episode maps
    them to, and each policy computes the actions of its agents of all sub-envs at once;
 2. every sub-env steps with its agents' actions (the env output checked unless
-   ``disable_env_checking``); rewards add up on each agent's open transition (an agent with
-   none, before its first action or once done, has them counted in the returns only); a
+   ``disable_env_checking``: fully in a sub-env's first ``FULLY_CHECKED_STEPS`` steps, then
+   only what the sampler relies on); rewards add up on each agent's open transition (an agent
+   with none, before its first action or once done, has them counted in the returns only); a
    sub-env that raises is made again (``restart_failed_sub_environments``) and its episode
    dropped: its rows and open transitions go, and it counts as a faulty episode;
 3. the new observations are preprocessed and filtered per policy in one batch (reset
@@ -53,6 +54,14 @@ if TYPE_CHECKING:
 Array = npt.NDArray[Any]
 SB = SampleBatch
 
+#: Unless ``disable_env_checking``, what a sub-env returns in its first this many steps (and
+#: its resets until then) is checked fully: ``check_step`` and each observation against its
+#: policy's space. Later steps are checked only for what the sampler relies on and costs
+#: nothing to test (a 5-tuple whose terminateds and truncateds hold ``"__all__"``): the full
+#: checks cost more than the rest of a step's bookkeeping, and an env's output is mostly wrong
+#: from the start if at all.
+FULLY_CHECKED_STEPS = 100
+
 _EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
 _PRIVATE = (SB.SEGMENT_ENDS, SB.BOOTSTRAP_VALUES)
 
@@ -80,9 +89,39 @@ class _AgentMemory:
         self.prev_reward = 0.0
 
 
-#: An observation (or an end without one) arriving for an agent: (sub-env, agent, raw obs or
-#: None, the transition it closes or None, terminated, truncated, info, policy id).
-Arrival = tuple[int, Any, Any, "_Open | None", bool, bool, Any, str]
+#: An observation (or an end without one) arriving for an agent: (sub-env, agent, the transition
+#: it closes or None, terminated, truncated, info).
+Arrival = tuple[int, Any, "_Open | None", bool, bool, Any]
+
+
+class _Arrived:
+    """One policy's arrivals of a step, in order: the raw observations and their ``Arrival``s;
+    ``check``: whether the observations are to be checked against the policy's space."""
+
+    __slots__ = ("arrivals", "check", "obs")
+
+    def __init__(self) -> None:
+        self.obs: list[Any] = []
+        self.arrivals: list[Arrival] = []
+        self.check = False
+
+
+class _Arrivals:
+    """What arrives in a step: observations by policy (``by_policy``, in arrival order: the
+    order the policy's agents act in next), and ``ends``, transitions that end without an
+    observation."""
+
+    __slots__ = ("by_policy", "ends")
+
+    def __init__(self) -> None:
+        self.by_policy: defaultdict[str, _Arrived] = defaultdict(_Arrived)
+        self.ends: list[Arrival] = []
+
+    def add(self, policy_id: str, ob: Any, arrival: Arrival, check: bool) -> None:
+        arrived = self.by_policy[policy_id]
+        arrived.obs.append(ob)
+        arrived.arrivals.append(arrival)
+        arrived.check = arrived.check or check
 
 
 class MultiAgentRunner(RunnerMetrics):
@@ -110,6 +149,8 @@ class MultiAgentRunner(RunnerMetrics):
         self.seed = settings.seed
         self.observation_fn = settings.observation_fn
         self.checking = not bool(settings.disable_env_checking)
+        #: Per sub-env: the steps it has taken since it was made (``FULLY_CHECKED_STEPS``).
+        self._env_steps = [0] * self.num_envs
         #: An evaluation runner: its samples are not recorded, its filters not updated.
         self.in_evaluation = bool(settings.in_evaluation)
         self._normalize = bool(settings.normalize_actions)
@@ -175,15 +216,15 @@ class MultiAgentRunner(RunnerMetrics):
                 kept_keys = [key for key, k in zip(keys, keep, strict=True) if k]
                 self._to_act[waiting_id] = (kept_keys, obs[keep], rows[keep])
         record = not self.in_evaluation
-        arrivals: list[Arrival] = []
+        arrivals = _Arrivals()
         for i in sorted(hit):
             self._dropped.add(self.episodes[i].episode_id)
             for agent, transition in self._open[i].items():
                 if record and not self.complete_episodes and transition.policy_id != policy_id:
                     owner = self._rows[transition.policy_id]
-                    self._close(owner, i, agent, transition, -1, False, True, None)
+                    self._close(owner, [(i, agent, transition, False, True, None)], None)
             self._open[i] = {}
-            arrivals.extend(self._reset_arrivals(i, first=False))
+            self._reset_into(arrivals, i, first=False)
         self._take_arrivals(arrivals, update=record, record=record)
 
     # ------------------------------------------------------------------ episodes
@@ -279,11 +320,11 @@ class MultiAgentRunner(RunnerMetrics):
 
     def _act(
         self, active: set[int] | None, explore: bool | None, record: bool
-    ) -> tuple[dict[int, dict[Any, Any]], int]:
+    ) -> tuple[list[dict[Any, Any]], int]:
         """The actions of the agents waiting to act (in the sub-envs ``active``; all for
         None): one forward pass per policy. Returns each sub-env's action dict and the number
         of agents that acted."""
-        actions_by_env: dict[int, dict[Any, Any]] = defaultdict(dict)
+        actions_by_env: list[dict[Any, Any]] = [{} for _ in range(self.num_envs)]
         acted = 0
         policy_map = self.worker.policy_map
         for policy_id, (keys, obs, obs_rows) in list(self._to_act.items()):
@@ -315,15 +356,17 @@ class MultiAgentRunner(RunnerMetrics):
             env_actions = self._action_fn(policy_id)(actions)
             acted += len(keys)
             # Without rows (evaluation) a transition has no action row: -1.
-            first = (
+            g = (
                 self._rows[policy_id].add_actions(obs_rows, {SB.ACTIONS: actions, **extra})
                 if record
                 else -1
             )
             step = 1 if record else 0
-            for j, (i, agent) in enumerate(keys):
-                actions_by_env[i][agent] = env_actions[j]
-                self._open[i][agent] = _Open(policy_id, first + step * j)
+            open_ = self._open
+            for (i, agent), action in zip(keys, env_actions, strict=True):
+                actions_by_env[i][agent] = action
+                open_[i][agent] = _Open(policy_id, g)
+                g += step
         return actions_by_env, acted
 
     def _act_with_memory(
@@ -375,28 +418,37 @@ class MultiAgentRunner(RunnerMetrics):
             None if len(envs) == self.num_envs else set(envs), explore, record
         )
         t1 = time.perf_counter()
-        arrivals: list[Arrival] = []
+        arrivals = _Arrivals()
+        by_policy = arrivals.by_policy
         ended: list[int] = []
         #: Sub-envs cut by a soft horizon: the observations their next episode starts from.
         carried_on: dict[int, dict[Any, Any]] = {}
         faulty: list[int] = []
         env_wait = 0.0
+        # Locals: the loop below runs once per sub-env per step.
+        perf_counter = time.perf_counter
+        checking = self.checking
+        env_steps = self._env_steps
+        sub_envs, episodes, opens = self.envs, self.episodes, self._open
+        horizon, observation_fn, step_hook = self.horizon, self.observation_fn, self._step_hook
         for i in envs:
-            episode = self.episodes[i]
-            action_dict = actions_by_env.get(i, {})
-            s = time.perf_counter()
+            episode = episodes[i]
+            action_dict = actions_by_env[i]
+            s = perf_counter()
             try:
-                output = self.envs[i].step(action_dict)
+                output = sub_envs[i].step(action_dict)
             except Exception as error:
                 self._restarts.restart(i, "step()", error)
                 faulty.append(i)
                 continue
-            env_wait += time.perf_counter() - s
-            if self.checking or not (isinstance(output, tuple) and len(output) == 5):
+            env_wait += perf_counter() - s
+            full_check = checking and env_steps[i] < FULLY_CHECKED_STEPS
+            env_steps[i] += 1
+            if full_check or not (isinstance(output, tuple) and len(output) == 5):
                 output = check_step(self._labels[i], output, None)
             obs, rewards, terms, truncs, infos = output
             episode.length += 1
-            open_ = self._open[i]
+            open_ = opens[i]
             for agent, reward in rewards.items():
                 reward = float(reward)
                 transition = open_.get(agent)
@@ -407,44 +459,47 @@ class MultiAgentRunner(RunnerMetrics):
                     policy_id = episode.policy_for(agent)
                 episode.agent_rewards[(agent, policy_id)] += reward
                 episode.total_reward += reward
-            all_done = bool(terms.get("__all__")) or bool(truncs.get("__all__"))
-            horizon_cut = bool(self.horizon) and episode.length >= self.horizon and not all_done
+            all_term = terms.get("__all__")
+            all_trunc = truncs.get("__all__")
+            if checking and (all_term is None or all_trunc is None):
+                check_step(self._labels[i], output, None)  # (raises if one is missing)
+            all_term = bool(all_term)
+            all_done = all_term or bool(all_trunc)
+            horizon_cut = bool(horizon) and episode.length >= horizon and not all_done
+            ending = all_done or horizon_cut
             raw_obs = obs
-            if self.observation_fn is not None and obs:
+            if observation_fn is not None and obs:
                 obs = self._observe(obs, episode)
             for agent, ob in obs.items():
                 term = bool(terms.get(agent, False))
                 trunc = bool(truncs.get(agent, False))
-                if all_done or horizon_cut:
-                    term = term or bool(terms.get("__all__"))
+                if ending:
+                    term = term or all_term
                     trunc = not term
                 transition = open_.pop(agent, None)
-                policy_id = (
+                arrived = by_policy[
                     episode.policy_for(agent) if transition is None else transition.policy_id
-                )
-                arrivals.append(
-                    (i, agent, ob, transition, term, trunc, infos.get(agent), policy_id)
-                )
-            if all_done or horizon_cut:
-                for agent, transition in list(open_.items()):
-                    term = bool(terms.get(agent, False)) or bool(terms.get("__all__"))
-                    arrivals.append(
-                        (i, agent, None, transition, term, not term, infos.get(agent), "")
-                    )
+                ]
+                arrived.obs.append(ob)
+                arrived.arrivals.append((i, agent, transition, term, trunc, infos.get(agent)))
+                if full_check:
+                    arrived.check = True
+            if ending:
+                for agent, transition in open_.items():
+                    term = bool(terms.get(agent, False)) or all_term
+                    arrivals.ends.append((i, agent, transition, term, not term, infos.get(agent)))
                 open_.clear()
                 ended.append(i)
                 if horizon_cut and self.soft_horizon:
                     carried_on[i] = {
                         a: ob for a, ob in raw_obs.items() if not _done(a, terms, truncs)
                     }
-            else:
+            elif open_:
                 for agent in [a for a in open_ if terms.get(a) or truncs.get(a)]:
                     transition = open_.pop(agent)
                     term = bool(terms.get(agent))
-                    arrivals.append(
-                        (i, agent, None, transition, term, not term, infos.get(agent), "")
-                    )
-            if self._step_hook:
+                    arrivals.ends.append((i, agent, transition, term, not term, infos.get(agent)))
+            if step_hook:
                 episode._agent_obs.update(obs)
                 episode._agent_infos.update(infos)
                 episode._agent_actions.update(action_dict)
@@ -454,17 +509,17 @@ class MultiAgentRunner(RunnerMetrics):
         self._take_arrivals(arrivals, update, record)
         for i in ended:
             self._finish_episode(i)
-        resets: list[Arrival] = []
+        resets = _Arrivals()
         for i in ended:
             if restart is not None and i not in restart:
                 continue
             if i in carried_on:
-                resets.extend(self._carry_on(i, carried_on[i]))
+                self._carry_on(resets, i, carried_on[i])
             else:
-                resets.extend(self._reset_arrivals(i, first=False))
+                self._reset_into(resets, i, first=False)
         for i in faulty:
-            resets.extend(self._restart_episode(i))
-        if resets:
+            self._restart_episode(resets, i)
+        if resets.by_policy:
             self._take_arrivals(resets, update, record)
         perf = self.perf
         perf["inference"] += t1 - t0
@@ -473,88 +528,91 @@ class MultiAgentRunner(RunnerMetrics):
         self.perf_steps += 1
         return agent_steps, ended
 
-    def _restart_episode(self, index: int) -> list[Arrival]:
+    def _restart_episode(self, arrivals: _Arrivals, index: int) -> None:
         """Drop the episode of sub-env ``index``, which failed and was made again (a faulty
         episode; no ``on_episode_end``: the episode did not end), with its rows and open
-        transitions, and start the next one: returns its first arrivals."""
+        transitions, and start the next one: its first observations go to ``arrivals``."""
         episode_id = self.episodes[index].episode_id
         self._faulty_ids.add(episode_id)
         if self.complete_episodes:
             self._dropped.add(episode_id)  # rows held back from earlier fragments go too
         self._open[index] = {}
         self.finished.append(faulty_episode())
-        return self._reset_arrivals(index, first=False)
+        self._env_steps[index] = 0  # a new env: checked as the first was
+        self._reset_into(arrivals, index, first=False)
 
-    def _carry_on(self, index: int, obs: dict[Any, Any]) -> list[Arrival]:
+    def _carry_on(self, arrivals: _Arrivals, index: int, obs: dict[Any, Any]) -> None:
         """Start the next episode of sub-env ``index`` on the running env (``soft_horizon``):
         its agents' last observations are the new episode's first."""
-        return self._first_arrivals(
-            index, self._begin_episode(index, self._new_episode(index), obs, {})
-        )
+        episode = self._new_episode(index)
+        self._first_arrivals(arrivals, index, self._begin_episode(index, episode, obs, {}))
 
-    def _reset_arrivals(self, index: int, first: bool) -> list[Arrival]:
-        return self._first_arrivals(index, self._reset(index, first))
+    def _reset_into(self, arrivals: _Arrivals, index: int, first: bool) -> None:
+        self._first_arrivals(arrivals, index, self._reset(index, first))
 
-    def _first_arrivals(self, index: int, obs: dict[Any, Any]) -> list[Arrival]:
-        """The first observations of sub-env ``index``'s episode, as arrivals (no transition
-        to close: every agent then acts)."""
+    def _first_arrivals(self, arrivals: _Arrivals, index: int, obs: dict[Any, Any]) -> None:
+        """Add the first observations of sub-env ``index``'s episode to ``arrivals`` (no
+        transition to close: every agent then acts)."""
         episode = self.episodes[index]
-        return [
-            (index, agent, ob, None, False, False, None, episode.policy_for(agent))
-            for agent, ob in obs.items()
-        ]
+        check = self.checking and self._env_steps[index] < FULLY_CHECKED_STEPS
+        for agent, ob in obs.items():
+            arrival = (index, agent, None, False, False, None)
+            arrivals.add(episode.policy_for(agent), ob, arrival, check)
 
-    def _take_arrivals(self, arrivals: list[Arrival], update: bool, record: bool) -> None:
+    def _take_arrivals(self, arrivals: _Arrivals, update: bool, record: bool) -> None:
         """Process the arrived observations per policy, close the transitions they end and
         queue the agents that act next."""
-        by_policy: dict[str, list[int]] = defaultdict(list)
-        closing_only: list[int] = []
-        for k, arrival in enumerate(arrivals):
-            if arrival[2] is None:
-                closing_only.append(k)
-            else:
-                by_policy[arrival[7]].append(k)
         worker = self.worker
-        for policy_id, ks in by_policy.items():
-            raw = [arrivals[k][2] for k in ks]
-            if self.checking and self.observation_fn is None:
+        for policy_id, arrived in arrivals.by_policy.items():
+            raw: Any = arrived.obs
+            arrivals_ = arrived.arrivals
+            if arrived.check and self.observation_fn is None:
                 # (With an observation_fn the observations need not be in the env's spaces.)
-                self._check(policy_id, raw, [arrivals[k] for k in ks])
+                raw = self._check(policy_id, raw, arrivals_)
             processed = worker.filters[policy_id](
                 worker.preprocessors[policy_id].transform_many(raw), update
             )
-            rows = self._rows[policy_id]
-            first = rows.add_obs(processed) if record else 0
-            act_keys: list[tuple[int, Any]] = []
-            act_idx: list[int] = []
-            for j, k in enumerate(ks):
-                i, agent, _, transition, term, trunc, info, _ = arrivals[k]
-                if transition is not None:
-                    memory = self._memory.get((i, agent))
-                    if memory is not None:
-                        memory.prev_reward = transition.reward
-                    if record:
-                        self._close(rows, i, agent, transition, first + j, term, trunc, info)
+            if self._memory:
+                self._remember_rewards(arrivals_)
+            first = 0
+            if record:
+                rows = self._rows[policy_id]
+                first = rows.add_obs(processed)
+                self._close(rows, arrivals_, first)
+            keys: list[tuple[int, Any]] = []
+            acting: list[int] = []
+            for j, (i, agent, _, term, trunc, _) in enumerate(arrivals_):
                 if not (term or trunc):
-                    act_keys.append((i, agent))
-                    act_idx.append(j)
-            if act_keys:
-                index = np.asarray(act_idx, dtype=np.int64)
-                self._queue(policy_id, act_keys, processed[index], index + first)
+                    keys.append((i, agent))
+                    acting.append(j)
+            if len(acting) == len(raw):
+                self._queue(policy_id, keys, processed, np.arange(first, first + len(raw)))
+            elif acting:
+                index = np.asarray(acting, dtype=np.int64)
+                self._queue(policy_id, keys, processed[index], index + first)
         if record:
-            for k in closing_only:
-                i, agent, _, transition, term, trunc, info, _ = arrivals[k]
+            for arrival in arrivals.ends:
+                transition = arrival[2]
                 assert transition is not None
-                rows = self._rows[transition.policy_id]
-                self._close(rows, i, agent, transition, -1, term, trunc, info)
+                self._close(self._rows[transition.policy_id], [arrival], None)
 
-    def _check(self, policy_id: str, raw: list[Any], arrivals: list[Arrival]) -> None:
+    def _remember_rewards(self, arrivals: list[Arrival]) -> None:
+        """Policies with memory: each closed transition's reward is its agent's next previous
+        reward."""
+        for i, agent, transition, *_ in arrivals:
+            memory = self._memory.get((i, agent))
+            if memory is not None and transition is not None:
+                memory.prev_reward = transition.reward
+
+    def _check(self, policy_id: str, raw: list[Any], arrivals: list[Arrival]) -> Any:
+        """``check_observations``: returns the observations, maybe stacked into one array."""
+
         def owner(k: int) -> tuple[str, str, Any]:
-            i, agent, _, transition, *_ = arrivals[k]
+            i, agent, transition, *_ = arrivals[k]
             call = "reset()" if transition is None and self.episodes[i].length == 0 else "step()"
             return self._labels[i], call, agent
 
-        check_observations(self.worker.policy_spaces[policy_id][0], raw, owner)
+        return check_observations(self.worker.policy_spaces[policy_id][0], raw, owner)
 
     def _queue(self, policy_id: str, keys: list[tuple[int, Any]], obs: Array, rows: Array) -> None:
         waiting = self._to_act.get(policy_id)
@@ -567,43 +625,40 @@ class MultiAgentRunner(RunnerMetrics):
                 np.concatenate([waiting[2], rows]),
             )
 
-    def _close(
-        self,
-        rows: PolicyRows,
-        i: int,
-        agent: Any,
-        transition: _Open,
-        next_h: int,
-        term: bool,
-        trunc: bool,
-        info: Any,
-    ) -> None:
-        episode = self.episodes[i]
-        index = self.agent_index.get(agent)
-        if index is None:
-            index = self.agent_index[agent] = len(self.agent_index)
-        episode.agent_steps[agent] += 1
-        # RLlib's `t`: the index of the env step that closed the transition (the agent's own
-        # step count is episode.agent_steps).
-        t = episode.length - 1
-        rows.close(
-            transition.g,
-            next_h,
-            transition.reward,
-            term,
-            trunc,
-            info,
-            episode.episode_id,
-            i,
-            index,
-            t,
-        )
+    def _close(self, rows: PolicyRows, arrivals: list[Arrival], first_h: int | None) -> None:
+        """Close the transitions of ``arrivals`` (those that have one) into ``rows``: the
+        ``j``-th led to observation row ``first_h + j`` (None: no observation came)."""
+        episodes = self.episodes
+        agent_index = self.agent_index
+        close = rows.close
+        for j, (i, agent, transition, term, trunc, info) in enumerate(arrivals):
+            if transition is None:
+                continue
+            index = agent_index.get(agent)
+            if index is None:
+                index = agent_index[agent] = len(agent_index)
+            episode = episodes[i]
+            episode.agent_steps[agent] += 1
+            close(
+                transition.g,
+                -1 if first_h is None else first_h + j,
+                transition.reward,
+                term,
+                trunc,
+                info,
+                episode.episode_id,
+                i,
+                index,
+                # RLlib's `t`: the index of the env step that closed the transition (the
+                # agent's own step count is episode.agent_steps).
+                episode.length - 1,
+            )
 
     def _start(self) -> None:
-        arrivals: list[Arrival] = []
+        arrivals = _Arrivals()
         start = time.perf_counter()
         for i in range(self.num_envs):
-            arrivals.extend(self._reset_arrivals(i, first=not self._started))
+            self._reset_into(arrivals, i, first=not self._started)
         self._started = True
         self._take_arrivals(arrivals, update=not self.in_evaluation, record=False)
         self.perf["env_reset"] += time.perf_counter() - start
