@@ -7,8 +7,11 @@ the default [256, 256] model, 1 torch thread a worker) and train batches of 500 
 trains each batch with 1 SGD pass of one minibatch, as IMPALA does (``num_sgd_iter=1``), so
 that the difference is the pipeline: PPO's iteration waits for every worker and then for the
 learner; IMPALA's workers keep sampling while its learner thread trains. Each measure is
-``SECONDS`` of training after ``WARMUP_S`` seconds, timed by the env steps the counters moved.
-IMPALA's row also shows its mean policy lag (learner updates behind the fragments' weights).
+``SECONDS`` of training after ``WARMUP_S`` seconds, timed by the env steps the counters moved;
+each setup is measured ``--repeats`` times, IMPALA and PPO taking turns (a busy 2-core machine
+shifts single measures by up to 20%), and the medians of the rates and of the per-pair ratios
+are reported. IMPALA's row also shows its mean policy lag (learner updates behind the
+fragments' weights).
 
 Target: IMPALA trains >= 1.3x the env steps per second of synchronous PPO at 2 and 4 workers.
 
@@ -37,7 +40,8 @@ from rlconf import IMPALAConfig, PPOConfig
 ENV = "CartPole-v1"
 WORKERS = (1, 2, 4)
 WARMUP_S = 5.0
-SECONDS = 15.0
+SECONDS = 10.0
+REPEATS = 3
 TARGET = 1.3
 
 
@@ -89,20 +93,34 @@ def measure(config: Any) -> dict[str, float]:
         algo.stop()
 
 
-def run(label: str) -> list[dict[str, Any]]:
+def _median_rates(measures: list[dict[str, float]]) -> dict[str, float]:
+    return {key: statistics.median(m[key] for m in measures) for key in measures[0]}
+
+
+def run(label: str, repeats: int) -> list[dict[str, Any]]:
     rows = []
     for workers in WORKERS:
-        impala = measure(_impala(workers))
-        ppo = measure(_ppo(workers))
-        ratio = impala["trained_per_s"] / max(ppo["trained_per_s"], 1e-9)
+        pairs = [(measure(_impala(workers)), measure(_ppo(workers))) for _ in range(repeats)]
+        impala = _median_rates([i for i, _ in pairs])
+        ppo = _median_rates([p for _, p in pairs])
+        ratios = [i["trained_per_s"] / max(p["trained_per_s"], 1e-9) for i, p in pairs]
+        ratio = statistics.median(ratios)
         rows.append(
-            {"where": label, "workers": workers, "impala": impala, "ppo": ppo, "ratio": ratio}
+            {
+                "where": label,
+                "workers": workers,
+                "impala": impala,
+                "ppo": ppo,
+                "ratio": ratio,
+                "ratios": ratios,
+            }
         )
         print(
             f"{label:8s} {workers:3d}  IMPALA sampled {impala['sampled_per_s']:8.0f}/s "
             f"trained {impala['trained_per_s']:8.0f}/s lag {impala['policy_lag']:5.2f}  |  "
             f"PPO sampled {ppo['sampled_per_s']:8.0f}/s trained {ppo['trained_per_s']:8.0f}/s"
-            f"  |  IMPALA/PPO trained {ratio:5.2f}x",
+            f"  |  IMPALA/PPO trained {ratio:5.2f}x"
+            f" ({' '.join(f'{r:.2f}' for r in ratios)})",
             flush=True,
         )
     return rows
@@ -157,6 +175,12 @@ def main() -> None:
         help="also time the IMPALA example and the PPO main job to 450 with these seeds",
     )
     parser.add_argument(
+        "--repeats",
+        type=int,
+        default=REPEATS,
+        help="measures of each setup, IMPALA and PPO taking turns (medians reported)",
+    )
+    parser.add_argument(
         "--skip-throughput", action="store_true", help="only the --solve-seeds comparison"
     )
     args = parser.parse_args()
@@ -168,7 +192,7 @@ def main() -> None:
     rows = []
     ray.init(num_cpus=8, include_dashboard=False, logging_level=logging.ERROR)
     try:
-        rows += run("local")
+        rows += run("local", args.repeats)
     finally:
         ray.shutdown()
     if args.cluster:
@@ -179,7 +203,7 @@ def main() -> None:
             cluster.add_node(num_cpus=2)
         ray.init(address=cluster.address, logging_level=logging.ERROR)
         try:
-            rows += run("3 nodes")
+            rows += run("3 nodes", args.repeats)
         finally:
             ray.shutdown()
             cluster.shutdown()  # type: ignore[no-untyped-call]

@@ -61,6 +61,12 @@ class LearnerSettings:
 
 
 class Learner:
+    #: Whether each loss of ``compute_losses`` reaches only its own optimizer's parameters
+    #: (an actor's loss through a critic whose parameters are ``gradients.frozen`` there):
+    #: then one backward pass of their sum gives every optimizer its gradient, in place of
+    #: one pass per loss (a pass's fixed cost is most of it for small networks).
+    separate_losses: bool = False
+
     def __init__(self, module: RLModule, config: Any, device: torch.device | None = None) -> None:
         self.module = module
         self.config = config
@@ -259,10 +265,14 @@ class Learner:
         if self.parallel is None:
             losses, stats = self.losses_of(tensors, optimizer)
             names = list(losses)
-            if len(losses) == 1:
-                # One loss: one backward pass into everything it reaches.
-                self.optimizers[names[0]].zero_grad(set_to_none=True)
-                losses[names[0]].backward()  # type: ignore[no-untyped-call]
+            if len(losses) == 1 or self.separate_losses:
+                # One backward pass into everything the losses reach.
+                for name in names:
+                    self.optimizers[name].zero_grad(set_to_none=True)
+                total = losses[names[0]]
+                for name in names[1:]:
+                    total = total + losses[name]
+                total.backward()  # type: ignore[no-untyped-call]
             else:
                 self.set_gradients(self.gradients_of(losses))
         else:

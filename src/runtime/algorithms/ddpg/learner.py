@@ -72,6 +72,9 @@ class DDPGLearner(Learner):
             huber_threshold=float(settings.huber_threshold),
             l2_reg=float(settings.l2_reg or 0.0),
         )
+        # ddpg_loss's losses reach their own optimizers' parameters only (a subclass's own
+        # losses may not).
+        self.separate_losses = type(self).compute_losses is DDPGLearner.compute_losses
 
     def updates_actor(self) -> bool:
         """Whether the gradient step about to be taken steps the actor too."""

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from runtime.algorithms.ddpg.module import DDPGModule
+from runtime.core.gradients import frozen
 from runtime.core.postprocessing import N_STEP_GAMMA
 from runtime.core.sample_batch import SampleBatch as SB
 
@@ -101,7 +102,10 @@ def ddpg_loss(
 
     # Actor (every policy_delay-th step): the first critic's value of the actor's actions.
     if update_actor:
-        q_policy = module.q_values(obs, module.actions(obs), first_only=True)[0]
+        # (Through a critic whose parameters it leaves alone: the learner takes one backward
+        # pass of both losses.)
+        with frozen(module.q_parameters()):
+            q_policy = module.q_values(obs, module.actions(obs), first_only=True)[0]
         actor_loss = -q_policy.mean()
         if settings.l2_reg:
             actor_loss = actor_loss + settings.l2_reg * l2_penalty([module.model])

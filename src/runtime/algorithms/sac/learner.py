@@ -63,6 +63,9 @@ class SACLearner(Learner):
         settings = self.sac_settings()
         self.deterministic_loss = bool(settings.deterministic_loss)
         self.target_entropy = target_entropy_of(module, settings.target_entropy)
+        # sac_loss's losses reach their own optimizers' parameters only (a subclass's own
+        # losses may not).
+        self.separate_losses = type(self).compute_losses is SACLearner.compute_losses
 
     def compute_losses(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         assert isinstance(self.module, SACModule)

@@ -9,9 +9,9 @@
   policy's entropy is above the target and raises it below.
 
 Discrete actions take the expectations over the actions exactly (the policy's probabilities
-times the per-action values) instead of sampling. Each loss is differentiated into its own
-optimizer's parameters only (``Learner.gradients_of``), so the actor's loss leaves the critics
-alone."""
+times the per-action values) instead of sampling. Each loss reaches its own optimizer's
+parameters only (the actor's runs through frozen Q-networks), so one backward pass of their sum
+trains all three (``Learner.separate_losses``)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from runtime.algorithms.sac.module import SACModule
 from runtime.core.distributions import Categorical, SquashedGaussian
+from runtime.core.gradients import frozen
 from runtime.core.postprocessing import N_STEP_GAMMA
 from runtime.core.sample_batch import SampleBatch as SB
 
@@ -60,8 +61,10 @@ def sac_loss(
     q_taken = module.q_values(obs, batch[SB.ACTIONS].float())
     critic_loss, td_error = _critic_loss(q_taken, td_target, batch.get("weights"))
 
-    # Actor: the entropy-regularised value of the policy's own actions.
-    q_policy = module.q_values(obs, actions).min(dim=0).values
+    # Actor: the entropy-regularised value of the policy's own actions (through Q-networks
+    # whose parameters it leaves alone: the learner takes one backward pass of all losses).
+    with frozen(module.q_parameters()):
+        q_policy = module.q_values(obs, actions).min(dim=0).values
     actor_loss = (alpha * logp - q_policy).mean()
 
     # Entropy: move log(alpha) so that the policy's entropy approaches the target.
@@ -102,8 +105,9 @@ def _discrete_sac_loss(
     q_taken = q_all.gather(-1, index).squeeze(-1)
     critic_loss, td_error = _critic_loss(q_taken, td_target, batch.get("weights"))
 
-    # Actor: the expected entropy-regularised value over the actions.
-    q_min = q_all.min(dim=0).values
+    # Actor: the expected entropy-regularised value over the actions (the values are
+    # constants to it: it trains the policy only).
+    q_min = q_all.detach().min(dim=0).values
     actor_loss = (probs * (alpha * log_probs - q_min)).sum(-1).mean()
 
     # Entropy: the exact expectation of log pi under pi.
