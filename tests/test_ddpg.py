@@ -86,7 +86,7 @@ def test_losses_and_what_each_optimizer_steps(twin_q: bool) -> None:
     # The actor's loss runs through the critic without reaching its parameters (they are
     # frozen there), so one backward pass of both losses trains each network by its own.
     assert all(g is None for g in actor_grads)
-    assert learner.separate_losses
+    assert learner.one_backward_pass
     grads = learner.gradients_of(losses)
     assert len(grads["actor"]) == len(module.policy_parameters())
     before = [p.detach().clone() for p in module.q_parameters()]

@@ -71,7 +71,7 @@ CASES: dict[str, Callable[[], tuple[Learner, gym.Space[Any]]]] = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_one_backward_pass_gives_each_optimizer_its_own_loss_s_gradient(case: str) -> None:
     learner, space = CASES[case]()
-    assert learner.separate_losses
+    assert learner.one_backward_pass
     batch = _batch(space)
 
     torch.manual_seed(1)  # (SAC samples the policy's actions in its losses)
@@ -97,13 +97,18 @@ def test_one_backward_pass_gives_each_optimizer_its_own_loss_s_gradient(case: st
     assert all(p.requires_grad for params in learner.param_lists.values() for p in params)
 
 
-def test_a_subclass_with_losses_of_its_own_takes_one_pass_per_loss() -> None:
+def test_a_subclass_with_losses_of_its_own_takes_one_pass_per_loss_unless_it_promises() -> None:
     class MyLearner(SACLearner):
         def compute_losses(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
             return super().compute_losses(batch)
 
+    class MyPromisingLearner(MyLearner):
+        separate_losses = True
+
     config = SACConfig().training(q_model_config={"fcnet_hiddens": [8]}).freeze()
-    assert not MyLearner(SACModule(OBS, BOX, config), config).separate_losses
+    assert not MyLearner(SACModule(OBS, BOX, config), config).one_backward_pass
+    # ... unless it makes the promise for its own losses again.
+    assert MyPromisingLearner(SACModule(OBS, BOX, config), config).one_backward_pass
 
 
 def test_frozen_hands_back_only_what_it_froze_even_on_an_error() -> None:

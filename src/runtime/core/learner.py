@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
@@ -61,11 +61,13 @@ class LearnerSettings:
 
 
 class Learner:
-    #: Whether each loss of ``compute_losses`` reaches only its own optimizer's parameters
-    #: (an actor's loss through a critic whose parameters are ``gradients.frozen`` there):
-    #: then one backward pass of their sum gives every optimizer its gradient, in place of
-    #: one pass per loss (a pass's fixed cost is most of it for small networks).
-    separate_losses: bool = False
+    #: A class's promise that each loss of its ``compute_losses`` reaches only its own
+    #: optimizer's parameters (an actor's loss through a critic whose parameters are
+    #: ``gradients.frozen`` there): then one backward pass of their sum gives every optimizer
+    #: its gradient, in place of one pass per loss (a pass's fixed cost is most of it for
+    #: small networks). A subclass with a ``compute_losses`` of its own does not inherit it
+    #: (``separate_losses`` is then False unless that subclass makes the promise again).
+    separate_losses: ClassVar[bool] = False
 
     def __init__(self, module: RLModule, config: Any, device: torch.device | None = None) -> None:
         self.module = module
@@ -93,6 +95,8 @@ class Learner:
         #: Splits gradient steps over towers and learner processes; None: this learner alone.
         self.parallel: DataParallel | None = None
         self._reported: dict[str, Any] = {}
+        #: Whether gradient steps take one backward pass of all losses (``separate_losses``).
+        self.one_backward_pass = _promise_holds(type(self))
         self.setup()
 
     def setup(self) -> None:
@@ -265,7 +269,7 @@ class Learner:
         if self.parallel is None:
             losses, stats = self.losses_of(tensors, optimizer)
             names = list(losses)
-            if len(losses) == 1 or self.separate_losses:
+            if len(losses) == 1 or self.one_backward_pass:
                 # One backward pass into everything the losses reach.
                 for name in names:
                     self.optimizers[name].zero_grad(set_to_none=True)
@@ -371,3 +375,12 @@ class Learner:
             optimizer.load_state_dict(dict(tensors[f"optimizers/{name}"]))
         for name, (_, target) in self.target_networks.items():
             target.load_state_dict(dict(tensors[f"targets/{name}"]))
+
+
+def _promise_holds(cls: type[Learner]) -> bool:
+    """Whether ``cls.separate_losses`` covers the ``compute_losses`` it runs: the class that
+    made the promise is that method's class or a subclass of it."""
+    mro = cls.__mro__
+    promised = next(c for c in mro if "separate_losses" in vars(c))
+    losses = next(c for c in mro if "compute_losses" in vars(c))
+    return bool(vars(promised)["separate_losses"]) and mro.index(promised) <= mro.index(losses)

@@ -37,6 +37,9 @@ class DDPGLearnerSettings:
 
 
 class DDPGLearner(Learner):
+    # Its loss's actor runs through frozen critics (see Learner.separate_losses).
+    separate_losses = True
+
     def ddpg_settings(self) -> DDPGLearnerSettings:
         return settings_of(DDPGLearnerSettings, self.config, type(self).__name__)
 
@@ -72,9 +75,6 @@ class DDPGLearner(Learner):
             huber_threshold=float(settings.huber_threshold),
             l2_reg=float(settings.l2_reg or 0.0),
         )
-        # ddpg_loss's losses reach their own optimizers' parameters only (a subclass's own
-        # losses may not).
-        self.separate_losses = type(self).compute_losses is DDPGLearner.compute_losses
 
     def updates_actor(self) -> bool:
         """Whether the gradient step about to be taken steps the actor too."""

@@ -32,6 +32,9 @@ class SACLearnerSettings:
 
 
 class SACLearner(Learner):
+    # Its loss's actor runs through frozen critics (see Learner.separate_losses).
+    separate_losses = True
+
     def optimizer_settings(self) -> Mapping[str, OptimizerSettings]:
         settings = self.sac_settings()
         clip = None if settings.grad_clip is None else float(settings.grad_clip)
@@ -63,9 +66,6 @@ class SACLearner(Learner):
         settings = self.sac_settings()
         self.deterministic_loss = bool(settings.deterministic_loss)
         self.target_entropy = target_entropy_of(module, settings.target_entropy)
-        # sac_loss's losses reach their own optimizers' parameters only (a subclass's own
-        # losses may not).
-        self.separate_losses = type(self).compute_losses is SACLearner.compute_losses
 
     def compute_losses(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         assert isinstance(self.module, SACModule)
