@@ -19,8 +19,10 @@ from rlconf import A2CConfig, DQNConfig, PGConfig, PPOConfig, SACConfig
 from rlconf.errors import ConfigError
 from runtime import Algorithm, ModelCatalog, TorchModel, make_multi_agent
 from runtime.core.data_parallel import _shards
+from runtime.core.lstm_network import LSTMNetwork
 from runtime.core.sample_batch import SampleBatch as SB
 from runtime.core.sequences import sequence_tensors
+from runtime.core.tanh import Tanh
 from runtime.example_envs import RepeatAfterMeEnv
 
 REPEAT = "runtime.example_envs.RepeatAfterMeEnv"
@@ -78,9 +80,10 @@ def _replayed_logp_gap(algo: Algorithm, policy_id: str = "default_policy") -> fl
         LSTM,
         {**LSTM_PREV, "vf_share_layers": True},
         {**LSTM_PREV, "vf_share_layers": False},
+        {**LSTM, "vf_share_layers": False, "post_fcnet_hiddens": [8]},
         ATTENTION,
     ],
-    ids=["lstm", "lstm-prev-shared", "lstm-prev-own-critic", "attention"],
+    ids=["lstm", "lstm-prev-shared", "lstm-prev-own-critic", "lstm-heads", "attention"],
 )
 def test_training_sequences_reproduce_what_was_sampled(model: dict[str, Any]) -> None:
     algo = _ppo(model).build()
@@ -90,6 +93,31 @@ def test_training_sequences_reproduce_what_was_sampled(model: dict[str, Any]) ->
         assert _replayed_logp_gap(algo) < 1e-5
     finally:
         algo.stop()
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_post_fcnet_layers_follow_the_lstm_one_stack_per_output(shared: bool) -> None:
+    model = {
+        **LSTM,
+        "fcnet_hiddens": [12],
+        "post_fcnet_hiddens": [10, 6],
+        "post_fcnet_activation": "tanh",
+        "vf_share_layers": shared,
+    }
+    config = dict(PPOConfig().update_from_dict({"model": model})["model"])
+    net = ModelCatalog.get_model(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(3), 3, config)
+    assert isinstance(net, LSTMNetwork)
+    trunk = [m.out_features for m in net.trunk.modules() if isinstance(m, nn.Linear)]
+    assert trunk == [12] and net.lstm.input_size == 12
+    for head in (net.policy_head, net.value_head):
+        assert [m.out_features for m in head if isinstance(m, nn.Linear)] == [10, 6]
+        assert any(isinstance(m, Tanh) for m in head)
+    assert net.policy_head is not net.value_head
+    assert (net.logits.in_features, net.value_branch.in_features) == (6, 6)
+    state = [s[None] for s in net.get_initial_state()]
+    obs = torch.zeros(1, 4)
+    logits, _ = net({"obs_flat": obs, "obs": obs}, state, torch.tensor([1]))
+    assert logits.shape == (1, 3) and net.value_function().shape == (1,)
 
 
 def test_compute_single_action_takes_and_returns_the_state_as_the_reference() -> None:

@@ -33,7 +33,10 @@ class ModelConfigDict(TypedDict, total=False):
     conv_activation: Annotated[Activation, Field(description="Activation of the conv layers.")]
     post_fcnet_hiddens: Annotated[
         ListOf[Annotated[int, Field(ge=1)]],
-        Field(description="Layer sizes after the conv stack (or the MLP)."),
+        Field(
+            description="Layer sizes after the conv stack (or the MLP); with use_lstm, between "
+            "the LSTM and each output (the policy's and the value's own layers)."
+        ),
     ]
     post_fcnet_activation: Annotated[
         Activation,

@@ -21,18 +21,20 @@ Encoder = Callable[[torch.Tensor], torch.Tensor]
 
 
 def feature_trunk(
-    obs_space: gym.Space[Any], model_config: dict[str, Any]
+    obs_space: gym.Space[Any], model_config: dict[str, Any], with_post_fcnet: bool = True
 ) -> tuple[nn.Module, int, str]:
     """``(trunk, feature size, input key)``: the conv stack and ``post_fcnet_hiddens`` of an
-    HxWxC image (read from ``obs``), else the ``fcnet_hiddens`` MLP (read from ``obs_flat``)."""
+    HxWxC image (read from ``obs``), else the ``fcnet_hiddens`` and ``post_fcnet_hiddens`` MLP
+    (read from ``obs_flat``); ``with_post_fcnet=False`` leaves the post_fcnet layers out (a
+    model that puts them after its memory)."""
     shape = tuple(int(d) for d in obs_space.shape or (1,))
+    post = [int(size) for size in model_config["post_fcnet_hiddens"]] if with_post_fcnet else []
     if isinstance(obs_space, gym.spaces.Box) and len(shape) == 3:
         layers = conv_layers(shape, conv_filters_for(shape, model_config))
         convs, flat = conv_stack(shape[-1], layers, model_config["conv_activation"], None)
-        post = [int(size) for size in model_config["post_fcnet_hiddens"]]
         head, last = mlp(flat, post, model_config["post_fcnet_activation"])
         return nn.Sequential(*convs, *head), last, "obs"
-    hiddens = list(model_config["fcnet_hiddens"]) + list(model_config["post_fcnet_hiddens"])
+    hiddens = list(model_config["fcnet_hiddens"]) + post
     trunk, last = mlp(int(np.prod(shape)), hiddens, model_config["fcnet_activation"])
     return trunk, last, "obs_flat"
 

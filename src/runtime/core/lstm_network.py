@@ -4,7 +4,10 @@ fed through an LSTM whose output feeds the policy and the value outputs (the ref
 LSTM wrapper). ``vf_share_layers`` acts as for the other networks: with True (the reference's
 LSTM wrapper) the value output reads the policy's LSTM; with False the value function has
 layers of its own, an LSTM included (as Stable-Baselines3's recurrent PPO's critic): its state
-is then ``[h, c, h_value, c_value]``. The state returned is the one after a sequence's last
+is then ``[h, c, h_value, c_value]``. ``post_fcnet_hiddens`` are the layers between the LSTM and
+each output, the policy's and the value's own (where RLlib's later catalogs put them, as
+Stable-Baselines3's recurrent policy does with its ``net_arch``), rather than before the LSTM.
+The state returned is the one after a sequence's last
 step, padded steps included: the runners act one step a call (nothing is padded), and training
 reads the outputs of the valid steps only."""
 
@@ -17,12 +20,13 @@ import torch
 from torch import nn
 
 from runtime.core.feature_trunk import action_encoder, add_time_dimension, feature_trunk
-from runtime.core.models import TorchModel, linear, policy_outputs
+from runtime.core.models import TorchModel, linear, mlp, policy_outputs
 
 
 class LSTMNetwork(TorchModel):
     """Trunk features (+ previous action, + previous reward) -> LSTM(``lstm_cell_size``) ->
-    logits and value. The state is the LSTM's ``[h, c]``."""
+    post_fcnet layers -> logits, and the same (own layers) -> value. The state is the LSTM's
+    ``[h, c]`` (and the value LSTM's)."""
 
     def __init__(
         self,
@@ -33,7 +37,7 @@ class LSTMNetwork(TorchModel):
         name: str,
     ) -> None:
         super().__init__(obs_space, action_space, num_outputs, model_config, name)
-        self.trunk, in_size, self.obs_key = feature_trunk(obs_space, model_config)
+        self.trunk, in_size, self.obs_key = feature_trunk(obs_space, model_config, False)
         self.uses_prev_actions = bool(model_config["lstm_use_prev_action"])
         self.uses_prev_rewards = bool(model_config["lstm_use_prev_reward"])
         if self.uses_prev_actions:
@@ -45,12 +49,16 @@ class LSTMNetwork(TorchModel):
         self.lstm = nn.LSTM(in_size, self.cell_size, batch_first=True)
         self.vf_share_layers = bool(model_config["vf_share_layers"])
         if not self.vf_share_layers:
-            self.value_trunk, _, _ = feature_trunk(obs_space, model_config)
+            self.value_trunk, _, _ = feature_trunk(obs_space, model_config, False)
             self.value_lstm = nn.LSTM(in_size, self.cell_size, batch_first=True)
+        post = [int(size) for size in model_config["post_fcnet_hiddens"]]
+        post_activation = model_config["post_fcnet_activation"]
+        self.policy_head, head_size = mlp(self.cell_size, post, post_activation)
+        self.value_head, _ = mlp(self.cell_size, post, post_activation)
         outputs, log_std = policy_outputs(num_outputs, model_config)
-        self.logits = linear(self.cell_size, outputs, 0.01)
+        self.logits = linear(head_size, outputs, 0.01)
         self.log_std: nn.Module = log_std
-        self.value_branch = linear(self.cell_size, 1, 1.0)
+        self.value_branch = linear(head_size, 1, 1.0)
         self._features: torch.Tensor | None = None
 
     def get_initial_state(self) -> list[torch.Tensor]:
@@ -69,7 +77,7 @@ class LSTMNetwork(TorchModel):
             )
             self.__dict__["_features"] = value_features
             state_out += value_state
-        return self.log_std(self.logits(features)), state_out
+        return self.log_std(self.logits(self.policy_head(features))), state_out
 
     def _memory(
         self,
@@ -93,5 +101,5 @@ class LSTMNetwork(TorchModel):
 
     def value_function(self) -> torch.Tensor:
         assert self._features is not None, "value_function() is called after forward()"
-        out: torch.Tensor = self.value_branch(self._features)
+        out: torch.Tensor = self.value_branch(self.value_head(self._features))
         return out.squeeze(-1)
