@@ -80,8 +80,10 @@ def test_tuned_discrete_sac_reaches_150_on_cartpole() -> None:
 def test_tuned_sac_reaches_minus_250_on_pendulum_and_its_checkpoint_evaluates_so(
     tmp_path: Path,
 ) -> None:
-    """examples/tuned/pendulum-sac.yaml: greedy -250 at 4k-6k env steps on seeds 0-2 (at -148,
-    -142, -170); the budget is 10k. The issue's "done when" on the first seed to solve: its
+    """examples/tuned/pendulum-sac.yaml: greedy -250 at 4k-7k env steps on seeds 0-4 under the
+    default, avx2 and avx512 kernels, and above it at every evaluation after that to 20k
+    (lowest: -223); the budget is 10k. The first seed to solve goes on for 3k more env steps
+    (three more evaluations) and must stay solved; then the issue's "done when" on it: its
     checkpoint, evaluated as `rlconf evaluate <checkpoint> --episodes 10 --no-explore` does
     (other episodes than the training's evaluation saw), shows -250 or better."""
     import json
@@ -93,9 +95,14 @@ def test_tuned_sac_reaches_minus_250_on_pendulum_and_its_checkpoint_evaluates_so
     checkpoint = None
     for seed in (0, 1, 2):
         save = tmp_path / f"seed{seed}" if checkpoint is None else None
-        curve = _greedy_curve(file, seed, target, 10_000, save=save)
-        runs.append((seed, *curve[-1]))
-        if curve[-1][1] >= target and checkpoint is None and save is not None:
+        past = 3_000 if save is not None else 0
+        curve = _greedy_curve(file, seed, target, 10_000, past=past, save=save)
+        solved = [i for i, (_, score) in enumerate(curve) if score >= target]
+        if solved and past:
+            after = curve[solved[0] :]
+            assert all(score >= target for _, score in after), f"seed {seed} fell back: {curve}"
+        runs.append((seed, *(curve[solved[0]] if solved else curve[-1])))
+        if solved and checkpoint is None and save is not None:
             checkpoint = max(save.glob("checkpoint_*"))
         if sum(score >= target for *_, score in runs) >= 2:
             break

@@ -12,6 +12,7 @@ import pytest
 from rlconf import ConfigError, PPOConfig
 from runtime import Algorithm
 from runtime.results.result_logger import flatten
+from runtime.results.result_logger import scalars as scalars_of
 
 
 def _config(tmp_path: Path) -> PPOConfig:
@@ -98,6 +99,8 @@ def test_tensorboard_reads_every_result_key_stepped_by_timesteps(tmp_path: Path)
     scalars = events.Scalars("episode_reward_mean")
     assert [s.step for s in scalars] == [r["timesteps_total"] for r in results]
     assert "evaluation/episode_reward_mean" in events.Tags()["scalars"]
+    # Every numeric leaf of the results, by its flattened key, and nothing else.
+    assert set(events.Tags()["scalars"]) == set().union(*(scalars_of(r) for r in results))
 
 
 @pytest.mark.parametrize("log_sys_usage", [True, False])

@@ -145,9 +145,11 @@ class ResultLogger:
         row = _jsonable(result)
         with open(self.logdir / "result.json", "a", encoding="utf-8") as out:
             out.write(json.dumps(row, allow_nan=False) + "\n")
-        flat = {k: v for k, v in flatten(row) if not isinstance(v, list)}
-        self._append_csv(flat)
-        self._events.write(scalars(result), result_step(result))
+        leaves = list(flatten(row))
+        self._append_csv({k: v for k, v in leaves if not isinstance(v, list)})
+        # scalars(result), read from the leaves converted once already.
+        numbers = {k: float(v) for k, v in leaves if isinstance(v, int | float)}
+        self._events.write(numbers, result_step(result))
 
     def _append_csv(self, flat: dict[str, Any]) -> None:
         path = self.logdir / "progress.csv"
