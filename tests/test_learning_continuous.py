@@ -39,6 +39,21 @@ def _greedy_curve(
         algo.stop()
 
 
+def _solve_point(
+    seed: int, curve: list[Any], target: float, budget: int, past: int
+) -> tuple[int, float]:
+    """(env steps, evaluation) where ``curve`` first reached ``target`` (its end if never).
+    With ``past``, every evaluation from there on must stay at ``target`` or better, for
+    ``past`` more env steps (or to the budget)."""
+    solved = [i for i, (_, score) in enumerate(curve) if score >= target]
+    if solved and past:
+        after = curve[solved[0] :]
+        assert after[-1][0] >= after[0][0] + past or after[-1][0] >= budget, curve
+        assert all(score >= target for _, score in after), f"seed {seed} fell back: {curve}"
+    point: tuple[int, float] = curve[solved[0]] if solved else curve[-1]
+    return point
+
+
 def _two_of_three(file: str, target: float, budget: int, past: int = 0) -> None:
     """Seeds 0, 1, 2 until two reach ``target`` within ``budget`` env steps. With ``past``, the
     first seed to reach it goes on for ``past`` more env steps, and every evaluation from its
@@ -47,12 +62,7 @@ def _two_of_three(file: str, target: float, budget: int, past: int = 0) -> None:
     for seed in (0, 1, 2):
         stay = past if not any(score >= target for *_, score in runs) else 0
         curve = _greedy_curve(file, seed, target, budget, past=stay)
-        solved = [i for i, (_, score) in enumerate(curve) if score >= target]
-        if solved and stay:
-            after = curve[solved[0] :]
-            assert after[-1][0] >= after[0][0] + stay or after[-1][0] >= budget, curve
-            assert all(score >= target for _, score in after), f"seed {seed} fell back: {curve}"
-        runs.append((seed, *(curve[solved[0]] if solved else curve[-1])))
+        runs.append((seed, *_solve_point(seed, curve, target, budget, stay)))
         if sum(score >= target for *_, score in runs) >= 2:
             return
     raise AssertionError(f"fewer than 2 of 3 seeds reached {target} within {budget}: {runs}")
@@ -97,12 +107,8 @@ def test_tuned_sac_reaches_minus_250_on_pendulum_and_its_checkpoint_evaluates_so
         save = tmp_path / f"seed{seed}" if checkpoint is None else None
         past = 3_000 if save is not None else 0
         curve = _greedy_curve(file, seed, target, 10_000, past=past, save=save)
-        solved = [i for i, (_, score) in enumerate(curve) if score >= target]
-        if solved and past:
-            after = curve[solved[0] :]
-            assert all(score >= target for _, score in after), f"seed {seed} fell back: {curve}"
-        runs.append((seed, *(curve[solved[0]] if solved else curve[-1])))
-        if solved and checkpoint is None and save is not None:
+        runs.append((seed, *_solve_point(seed, curve, target, 10_000, past)))
+        if runs[-1][2] >= target and checkpoint is None and save is not None:
             checkpoint = max(save.glob("checkpoint_*"))
         if sum(score >= target for *_, score in runs) >= 2:
             break

@@ -16,7 +16,7 @@ import logging
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -105,23 +105,16 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _scalar(value: Any) -> float | None:
-    """The number TensorBoard plots for a result leaf, if it is one."""
-    plain = _jsonable(value)
-    if isinstance(plain, int | float):
-        return float(plain)
-    return None
+def _numbers(leaves: Iterable[tuple[str, Any]]) -> dict[str, float]:
+    """The numeric ones of a result's leaves (already plain JSON values): what TensorBoard
+    plots."""
+    return {name: float(value) for name, value in leaves if isinstance(value, int | float)}
 
 
 def scalars(result: Mapping[str, Any]) -> dict[str, float]:
     """What TensorBoard plots of a result: every numeric leaf by its flattened key (the
     ``config``, which params.json holds, left out)."""
-    found: dict[str, float] = {}
-    for name, value in flatten({k: v for k, v in result.items() if k != "config"}):
-        number = _scalar(value)
-        if number is not None:
-            found[name] = number
-    return found
+    return _numbers(flatten(_jsonable({k: v for k, v in result.items() if k != "config"})))
 
 
 def result_step(result: Mapping[str, Any]) -> int:
@@ -147,9 +140,8 @@ class ResultLogger:
             out.write(json.dumps(row, allow_nan=False) + "\n")
         leaves = list(flatten(row))
         self._append_csv({k: v for k, v in leaves if not isinstance(v, list)})
-        # scalars(result), read from the leaves converted once already.
-        numbers = {k: float(v) for k, v in leaves if isinstance(v, int | float)}
-        self._events.write(numbers, result_step(result))
+        # scalars(result), from the leaves converted once already.
+        self._events.write(_numbers(leaves), result_step(result))
 
     def _append_csv(self, flat: dict[str, Any]) -> None:
         path = self.logdir / "progress.csv"
