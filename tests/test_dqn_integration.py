@@ -125,7 +125,7 @@ def _assert_weights_equal(a: dict[str, Any], b: dict[str, Any]) -> None:
 def test_remote_workers_sync_weights_keep_their_epsilons_and_learn_cartpole() -> None:
     """Two remote workers (128 steps each per round) with PerWorkerEpsilonGreedy: worker 1
     explores with epsilon 0.4, worker 2 with 0.4 ** 8, the learning driver with 0. Seeds 0-2
-    needed 6k-11k steps under every kernel set; the budget is 24k."""
+    needed 10k-16.4k steps under every kernel set; the budget is 32k."""
 
     def config(seed: int) -> AlgorithmConfig:
         return (
@@ -155,12 +155,12 @@ def test_remote_workers_sync_weights_keep_their_epsilons_and_learn_cartpole() ->
         timestep = algo._counters["num_env_steps_sampled"]
         assert all(state["timestep"] == timestep for _, state in states)
 
-    runs = _one_of_two(config, 24_000, check)
-    assert runs[-1][1] <= 24_000
+    runs = _one_of_two(config, 32_000, check)
+    assert runs[-1][1] <= 32_000
 
 
 def test_soft_q_exploration_learns_cartpole() -> None:
-    """Boltzmann exploration at temperature 0.05 on one process: seeds 0-2 needed 5k-9.2k
+    """Boltzmann exploration at temperature 0.05 on one process: seeds 0-2 needed 6.1k-7.2k
     steps under every kernel set; the budget is 20k."""
 
     def config(seed: int) -> AlgorithmConfig:
@@ -171,7 +171,7 @@ def test_soft_q_exploration_learns_cartpole() -> None:
 
 def test_prioritized_replay_learns_cartpole() -> None:
     """The training mean return (epsilon-greedy) with a PrioritizedReplayBuffer (its default
-    alpha and beta): seeds 0-2 needed 6k-12.3k steps under every kernel set; the budget is
+    alpha and beta): seeds 0-2 needed 7.2k-9.2k steps under every kernel set; the budget is
     25k."""
 
     def config(seed: int) -> AlgorithmConfig:
