@@ -28,8 +28,8 @@ from rlconf import (
 from runtime import DefaultCallbacks, make_multi_agent
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
+from runtime.env.episode import MultiAgentEpisode
 from runtime.env.multi_agent_checks import MultiAgentEnvError
-from runtime.env.multi_agent_episode import MultiAgentEpisode
 from runtime.env.multi_agent_runner import FULLY_CHECKED_STEPS
 from tests.multi_agent_envs import (
     AGENT_NUMBER,

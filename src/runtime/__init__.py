@@ -42,11 +42,10 @@ from runtime.core.policy import PolicyBuilder, TorchPolicy
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import register_env
-from runtime.env.episode import Episode
+from runtime.env.episode import Episode, MultiAgentEpisode
 from runtime.env.external_env import ExternalEnv, ExternalMultiAgentEnv
 from runtime.env.multi_agent_checks import MultiAgentEnvError
 from runtime.env.multi_agent_env import MultiAgentEnv, make_multi_agent
-from runtime.env.multi_agent_episode import MultiAgentEpisode
 from runtime.env.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
 from runtime.env.policy_client import PolicyClient
 from runtime.env.policy_server_input import PolicyServerInput

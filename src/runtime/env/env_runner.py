@@ -19,6 +19,7 @@ from runtime.callbacks import DefaultCallbacks, overrides
 from runtime.core.policy import TorchPolicy
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.action_processing import reward_clipper
+from runtime.env.episode import SINGLE_AGENT_ID
 from runtime.env.filters import ObservationFilter
 from runtime.env.preprocessors import Preprocessor
 from runtime.env.step_loop import StepLoop
@@ -243,7 +244,7 @@ class EnvRunner(StepLoop):
                 self.callbacks.on_postprocess_trajectory(
                     worker=self.worker,
                     episode=self._recent.get(episode_id),
-                    agent_id=0,
+                    agent_id=SINGLE_AGENT_ID,
                     policy_id=DEFAULT_POLICY_ID,
                     policies=self._policies(),
                     postprocessed_batch=segment,

@@ -1,20 +1,59 @@
-"""``Episode``: what callbacks see of one running episode."""
+"""``Episode``: what callbacks and mapping functions see of one running episode of a sub-env.
+
+One class for single- and multi-agent envs, keyed by agent as the reference's
+``MultiAgentEpisode`` (the name it gives the episode every callback receives, exported here as
+the same class): a single-agent env's episode is the one-agent case, its agent
+``SINGLE_AGENT_ID`` (``"agent0"``, the reference's dummy agent id) acting with
+``default_policy``.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlconf.config_checks import DEFAULT_POLICY_ID
+
+#: The agent of a single-agent env (the reference's ``_DUMMY_AGENT_ID``); the accessors'
+#: default agent.
+SINGLE_AGENT_ID = "agent0"
+
+#: ``fn(agent_id, episode, worker=...) -> policy id``
+MappingFn = Callable[..., str]
+
 
 class Episode:
-    """One episode of one sub-env. ``length`` and ``total_reward`` are live while it runs.
+    """One episode of one sub-env. ``length`` (env steps) and ``total_reward`` (every agent's
+    rewards summed) are live while it runs.
 
     ``user_data`` is free for callbacks; ``custom_metrics`` (name -> float) is averaged into
     ``result["custom_metrics"]`` as ``<name>_mean/_min/_max``; ``hist_data`` lists go to
     ``result["hist_stats"]``.
+
+    Each agent is mapped to a policy once, when it first appears (``policy_for``); the mapping
+    holds for the rest of the episode even if the worker's mapping function changes.
+    ``agent_rewards[(agent_id, policy_id)]`` sums each agent's rewards (every one the env gave
+    it, those before its first action included, which no transition holds).
+
+    What each agent's last step was (``last_observation_for``, ``last_raw_obs_for``,
+    ``last_info_for``, ``last_action_for``, ``prev_action_for``, ``last_reward_for``,
+    ``prev_reward_for``, ``last_extra_action_outs_for``, ``rnn_state_for``,
+    ``last_terminated_for``, ``last_truncated_for``) is recorded while some callback reads
+    episodes (one that overrides ``on_episode_step``): the samplers skip the bookkeeping
+    otherwise. The observations are the env's (after an ``observation_fn``), before
+    preprocessing and filtering.
     """
 
-    def __init__(self, episode_id: int, env_index: int, worker_index: int) -> None:
+    def __init__(
+        self,
+        episode_id: int,
+        env_index: int,
+        worker_index: int,
+        mapping_fn: MappingFn | None = None,
+        worker: Any = None,
+    ) -> None:
         self.episode_id = episode_id
         self.env_id = env_index
         self.worker_index = worker_index
@@ -24,28 +63,125 @@ class Episode:
         self.custom_metrics: dict[str, float] = {}
         self.hist_data: dict[str, list[float]] = {}
         self.media: dict[str, Any] = {}
-        self._last_obs: Any = None
-        self._last_info: dict[str, Any] = {}
-        self._last_action: Any = None
-        self._last_reward = 0.0
+        self._mapping_fn = mapping_fn
+        self._worker = worker
+        self._agent_to_policy: dict[Any, str] = {}
+        if mapping_fn is None:
+            # A single-agent env: one agent, acting with the one policy.
+            self._agent_to_policy[SINGLE_AGENT_ID] = DEFAULT_POLICY_ID
+        self.agent_rewards: dict[tuple[Any, str], float] = defaultdict(float)
+        #: Each agent's transitions so far: the ``t`` of its next row (its own step index,
+        #: 0 at its first action, however many env steps it waits between actions).
+        self.agent_steps: dict[Any, int] = defaultdict(int)
+        self._agent_obs: dict[Any, Any] = {}
+        self._agent_infos: dict[Any, Any] = {}
+        self._agent_actions: dict[Any, Any] = {}
+        self._agent_prev_actions: dict[Any, Any] = {}
+        self._agent_rewards_last: dict[Any, float] = {}
+        self._agent_prev_rewards: dict[Any, float] = {}
+        self._agent_extra: dict[Any, dict[str, Any]] = {}
+        self._agent_state: dict[Any, list[Any]] = {}
+        self._agent_terminated: dict[Any, bool] = {}
+        self._agent_truncated: dict[Any, bool] = {}
 
-    def last_observation_for(self, agent_id: Any = None) -> Any:
-        return self._last_obs
+    # ------------------------------------------------------------------ agents
 
-    def last_info_for(self, agent_id: Any = None) -> dict[str, Any]:
-        return self._last_info
+    def policy_for(self, agent_id: Any = SINGLE_AGENT_ID) -> str:
+        """The policy ``agent_id`` acts with in this episode (mapped on first use)."""
+        policy_id = self._agent_to_policy.get(agent_id)
+        if policy_id is None:
+            if self._mapping_fn is None:
+                policy_id = DEFAULT_POLICY_ID
+            else:
+                policy_id = self._mapping_fn(agent_id, self, worker=self._worker)
+            self._agent_to_policy[agent_id] = policy_id
+        return policy_id
 
-    def last_action_for(self, agent_id: Any = None) -> Any:
-        return self._last_action
+    def get_agents(self) -> list[Any]:
+        """The agents seen so far in this episode."""
+        return list(self._agent_to_policy)
 
-    def last_reward_for(self, agent_id: Any = None) -> float:
-        return self._last_reward
+    # ------------------------------------------------------------------ the last step
+
+    def _observe(self, agent_id: Any, obs: Any, info: Any) -> None:
+        """An observation (and info) arrived for ``agent_id``: a reset's or a step's."""
+        self._agent_obs[agent_id] = obs
+        self._agent_infos[agent_id] = info
+
+    def _act(
+        self, agent_id: Any, action: Any, extra: dict[str, Any], state: list[Any] | None
+    ) -> None:
+        """``agent_id`` acted: its action (as the env gets it), the policy's extra outputs of
+        its row and the state it acts from next (a model with memory)."""
+        if agent_id in self._agent_actions:
+            self._agent_prev_actions[agent_id] = self._agent_actions[agent_id]
+        self._agent_actions[agent_id] = action
+        self._agent_extra[agent_id] = extra
+        if state is not None:
+            self._agent_state[agent_id] = state
+
+    def _reward(self, agent_id: Any, reward: float, terminated: bool, truncated: bool) -> None:
+        """A step's reward (and done flags) for ``agent_id``."""
+        if agent_id in self._agent_rewards_last:
+            self._agent_prev_rewards[agent_id] = self._agent_rewards_last[agent_id]
+        self._agent_rewards_last[agent_id] = float(reward)
+        self._agent_terminated[agent_id] = bool(terminated)
+        self._agent_truncated[agent_id] = bool(truncated)
+
+    def last_observation_for(self, agent_id: Any = SINGLE_AGENT_ID) -> Any:
+        return self._agent_obs.get(agent_id)
+
+    def last_raw_obs_for(self, agent_id: Any = SINGLE_AGENT_ID) -> Any:
+        return self._agent_obs.get(agent_id)
+
+    def last_info_for(self, agent_id: Any = SINGLE_AGENT_ID) -> dict[str, Any]:
+        info = self._agent_infos.get(agent_id)
+        return info if isinstance(info, dict) else {}
+
+    def last_action_for(self, agent_id: Any = SINGLE_AGENT_ID) -> Any:
+        return self._agent_actions.get(agent_id)
+
+    def prev_action_for(self, agent_id: Any = SINGLE_AGENT_ID) -> Any:
+        """The action before the last one (None before the agent's second action)."""
+        return self._agent_prev_actions.get(agent_id)
+
+    def last_reward_for(self, agent_id: Any = SINGLE_AGENT_ID) -> float:
+        return self._agent_rewards_last.get(agent_id, 0.0)
+
+    def prev_reward_for(self, agent_id: Any = SINGLE_AGENT_ID) -> float:
+        return self._agent_prev_rewards.get(agent_id, 0.0)
+
+    def last_extra_action_outs_for(self, agent_id: Any = SINGLE_AGENT_ID) -> dict[str, Any]:
+        """The policy's extra outputs of the agent's last action (``action_logp``,
+        ``action_dist_inputs``, ``vf_preds`` where computed while acting)."""
+        return self._agent_extra.get(agent_id, {})
+
+    #: The reference's earlier name of ``last_extra_action_outs_for``.
+    last_pi_info_for = last_extra_action_outs_for
+
+    def rnn_state_for(self, agent_id: Any = SINGLE_AGENT_ID) -> list[Any]:
+        """The state a model with memory acts from at the agent's next step (empty without
+        memory)."""
+        return self._agent_state.get(agent_id, [])
+
+    def last_terminated_for(self, agent_id: Any = SINGLE_AGENT_ID) -> bool:
+        return self._agent_terminated.get(agent_id, False)
+
+    def last_truncated_for(self, agent_id: Any = SINGLE_AGENT_ID) -> bool:
+        return self._agent_truncated.get(agent_id, False)
+
+    def last_done_for(self, agent_id: Any = SINGLE_AGENT_ID) -> bool:
+        return self.last_terminated_for(agent_id) or self.last_truncated_for(agent_id)
 
     def __repr__(self) -> str:
         return (
             f"Episode(id={self.episode_id}, env={self.env_id}, length={self.length}, "
-            f"total_reward={self.total_reward:g})"
+            f"agents={self.get_agents()!r}, total_reward={self.total_reward:g})"
         )
+
+
+#: The reference's name of the episode callbacks receive: the same class.
+MultiAgentEpisode = Episode
 
 
 @dataclass

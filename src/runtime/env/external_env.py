@@ -58,8 +58,7 @@ from runtime.core.sample_batch import SampleBatch
 from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor, reward_clipper
 from runtime.env.agent_rows import AGENT_INDEX
-from runtime.env.episode import EpisodeMetrics, faulty_episode
-from runtime.env.multi_agent_episode import MultiAgentEpisode
+from runtime.env.episode import EpisodeMetrics, MultiAgentEpisode, faulty_episode
 from runtime.offline.input_reader import InputReader
 
 if TYPE_CHECKING:

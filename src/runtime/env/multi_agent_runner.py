@@ -38,10 +38,9 @@ from runtime.core.sample_batch import SampleBatch
 from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor, reward_clipper
 from runtime.env.agent_rows import AGENT_INDEX, Layout, PolicyRows, trajectory_starts
-from runtime.env.episode import EpisodeMetrics, faulty_episode
+from runtime.env.episode import EpisodeMetrics, MultiAgentEpisode, faulty_episode
 from runtime.env.evaluation_runner import split_evenly
 from runtime.env.multi_agent_checks import check_observations, check_reset, check_step
-from runtime.env.multi_agent_episode import MultiAgentEpisode
 from runtime.env.runner_metrics import RunnerMetrics
 from runtime.env.step_loop import RunnerSettings
 from runtime.env.sub_env_restarts import SubEnvRestarts
@@ -367,7 +366,27 @@ class MultiAgentRunner(RunnerMetrics):
                 actions_by_env[i][agent] = action
                 open_[i][agent] = _Open(policy_id, g)
                 g += step
+            if self._step_hook:
+                self._record_actions(keys, env_actions, extra)
         return actions_by_env, acted
+
+    def _record_actions(
+        self, keys: list[tuple[int, Any]], env_actions: Any, extra: dict[str, Array]
+    ) -> None:
+        """A callback reads episodes at each step: record each agent's action, its row of the
+        policy's extra outputs and (a model with memory) the state it acts from next."""
+        for j, (key, action) in enumerate(zip(keys, env_actions, strict=True)):
+            memory = self._memory.get(key)
+            self.episodes[key[0]]._act(
+                key[1],
+                action,
+                {
+                    name: values[j]
+                    for name, values in extra.items()
+                    if not name.startswith(("state_in_", "state_out_"))
+                },
+                None if memory is None else list(memory.state),
+            )
 
     def _act_with_memory(
         self, policy: TorchPolicy, keys: list[tuple[int, Any]], obs: Array, explore: bool | None
@@ -502,8 +521,8 @@ class MultiAgentRunner(RunnerMetrics):
             if step_hook:
                 episode._agent_obs.update(obs)
                 episode._agent_infos.update(infos)
-                episode._agent_actions.update(action_dict)
-                episode._agent_rewards_last.update(rewards)
+                for agent, reward in rewards.items():
+                    episode._reward(agent, reward, bool(terms.get(agent)), bool(truncs.get(agent)))
                 self._hook("on_episode_step", episode=episode, env_index=i)
         # The ended episodes' last transitions close in their own episode, before the reset.
         self._take_arrivals(arrivals, update, record)

@@ -19,8 +19,8 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.config_checks import DEFAULT_POLICY_ID
 from rlconf.policy_spec import PolicySpec
 from runtime.core.policy import PolicyBuilder, TorchPolicy
+from runtime.env.episode import MultiAgentEpisode
 from runtime.env.multi_agent_env import MultiAgentEnv
-from runtime.env.multi_agent_episode import MultiAgentEpisode
 
 Spaces = tuple[gym.Space[Any], gym.Space[Any]]
 #: ``policies_to_train``: ids, ``fn(policy_id, batch) -> bool``, or None for all.

@@ -31,12 +31,13 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
+from rlconf.config_checks import DEFAULT_POLICY_ID
 from runtime.callbacks import DefaultCallbacks, overrides
 from runtime.core.exploration import Exploration
 from runtime.core.policy import TorchPolicy
 from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor
-from runtime.env.episode import Episode, EpisodeMetrics, faulty_episode
+from runtime.env.episode import SINGLE_AGENT_ID, Episode, EpisodeMetrics, faulty_episode
 from runtime.env.filters import ObservationFilter
 from runtime.env.multi_agent_checks import check_observations
 from runtime.env.preprocessors import Preprocessor
@@ -225,15 +226,9 @@ class StepLoop(RunnerMetrics):
         else:
             next_obs = self._process_around(raw, faulty, update)
         if self._step_hook:
-            for j, i in enumerate(range(n) if env_ids is None else env_ids):
-                if faulty is not None and j in faulty:
-                    continue
-                episode = self.episodes[i]
-                episode.length = int(self.ep_len[i])
-                episode.total_reward = float(self.ep_ret[i])
-                episode._last_obs, episode._last_info = raw[j], infos[j]
-                episode._last_action, episode._last_reward = env_actions[j], rewards[j]
-                self._hook("on_episode_step", episode=episode, env_index=i)
+            self._record_steps(
+                env_ids, faulty, raw, infos, env_actions, extra, rewards, terms, truncs
+            )
         perf = self.perf
         perf["inference"] += t1 - t0
         perf["action_processing"] += t2 - t1
@@ -241,6 +236,39 @@ class StepLoop(RunnerMetrics):
         return Step(
             actions, extra, rewards, terms, truncs, infos, done, next_obs, t3, faulty, memory_in
         )
+
+    def _record_steps(
+        self,
+        env_ids: list[int] | None,
+        faulty: list[int] | None,
+        raw: list[Any],
+        infos: list[Any],
+        env_actions: Any,
+        extra: dict[str, Array],
+        rewards: Array,
+        terms: Array,
+        truncs: Array,
+    ) -> None:
+        """A callback reads episodes at each step: record the step in each sub-env's episode
+        (its one agent's observation, action, the policy's extra outputs, the state it acts
+        from next, reward) and call ``on_episode_step``."""
+        state = self.memory.state if self.memory is not None else None
+        for j, i in enumerate(range(len(raw)) if env_ids is None else env_ids):
+            if faulty is not None and j in faulty:
+                continue
+            episode = self.episodes[i]
+            episode.length = int(self.ep_len[i])
+            episode.total_reward = float(self.ep_ret[i])
+            episode.agent_rewards[(SINGLE_AGENT_ID, DEFAULT_POLICY_ID)] = episode.total_reward
+            episode._observe(SINGLE_AGENT_ID, raw[j], infos[j])
+            episode._act(
+                SINGLE_AGENT_ID,
+                env_actions[j],
+                {name: values[j] for name, values in extra.items()},
+                None if state is None else [s[i].copy() for s in state],
+            )
+            episode._reward(SINGLE_AGENT_ID, float(rewards[j]), bool(terms[j]), bool(truncs[j]))
+            self._hook("on_episode_step", episode=episode, env_index=i)
 
     def _step_after_failure(
         self,
@@ -384,7 +412,7 @@ class StepLoop(RunnerMetrics):
             check_observations(self._obs_space, [obs], lambda _: (label, "reset()", 0))
         if seed is not None:
             self.envs[index].action_space.seed(seed)
-        episode._last_obs, episode._last_info = obs, info
+        episode._observe(SINGLE_AGENT_ID, obs, info)
         self._start_episode(index, episode)
         return obs
 
@@ -398,6 +426,7 @@ class StepLoop(RunnerMetrics):
         self.ep_ret[index] = 0.0
         if self.memory is not None:
             self.memory.reset(index)
+            episode._agent_state[SINGLE_AGENT_ID] = list(self.memory.initial)
         if self._exploration_starts:
             self.policy.exploration.on_episode_start(self.policy, environment=self, episode=episode)
         self._hook("on_episode_start", episode=episode, env_index=index)
@@ -406,6 +435,7 @@ class StepLoop(RunnerMetrics):
         episode = self.episodes[index]
         episode.length = int(self.ep_len[index])
         episode.total_reward = float(self.ep_ret[index])
+        episode.agent_rewards[(SINGLE_AGENT_ID, DEFAULT_POLICY_ID)] = episode.total_reward
         self._hook("on_episode_end", episode=episode, env_index=index)
         if self._exploration_ends:
             self.policy.exploration.on_episode_end(self.policy, environment=self, episode=episode)
