@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlconf import PolicySpec, PPOConfig
+from rlconf.model_config import ModelConfigDict
 from runtime import DefaultCallbacks, Episode, MultiAgentEpisode, make_multi_agent
 from runtime.env.episode import SINGLE_AGENT_ID
 
@@ -78,7 +79,7 @@ def _sample(config: PPOConfig) -> list[tuple[str, dict[str, Any]]]:
     return EpisodeReader.seen
 
 
-def _single_agent(model: dict[str, Any] | None = None) -> PPOConfig:
+def _single_agent(model: ModelConfigDict | None = None) -> PPOConfig:
     return (
         PPOConfig()
         .environment("CartPole-v1")
