@@ -11,8 +11,8 @@ import pytest
 from rlconf.registry import get_config_class, list_algorithms
 from runtime.core.exploration.factory import ExplorationSettings
 from runtime.core.settings import settings_of
+from runtime.env.episode_runner import RunnerSettings
 from runtime.env.rollout_worker import WorkerSettings
-from runtime.env.step_loop import RunnerSettings
 from runtime.env.worker_policies import PolicyPartsSettings
 from runtime.env.worker_set import WorkerSetSettings
 from runtime.offline.input_setup import InputSettings

@@ -246,7 +246,7 @@ class EnvRunner(StepLoop):
                     episode=self._recent.get(episode_id),
                     agent_id=SINGLE_AGENT_ID,
                     policy_id=DEFAULT_POLICY_ID,
-                    policies=self._policies(),
+                    policies=self.worker.policy_map,
                     postprocessed_batch=segment,
                     original_batches={},
                 )

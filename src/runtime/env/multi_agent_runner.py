@@ -35,15 +35,12 @@ import numpy.typing as npt
 from runtime.callbacks import DefaultCallbacks, overrides
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
-from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor, reward_clipper
 from runtime.env.agent_rows import AGENT_INDEX, Layout, PolicyRows, trajectory_starts
-from runtime.env.episode import EpisodeMetrics, MultiAgentEpisode, faulty_episode
+from runtime.env.episode import EpisodeMetrics, MappingFn, MultiAgentEpisode, faulty_episode
+from runtime.env.episode_runner import EpisodeRunner
 from runtime.env.evaluation_runner import split_evenly
 from runtime.env.multi_agent_checks import check_observations, check_reset, check_step
-from runtime.env.runner_metrics import RunnerMetrics
-from runtime.env.step_loop import RunnerSettings
-from runtime.env.sub_env_restarts import SubEnvRestarts
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -61,7 +58,6 @@ SB = SampleBatch
 #: from the start if at all.
 FULLY_CHECKED_STEPS = 100
 
-_EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
 _PRIVATE = (SB.SEGMENT_ENDS, SB.BOOTSTRAP_VALUES)
 
 
@@ -123,7 +119,7 @@ class _Arrivals:
         arrived.check = arrived.check or check
 
 
-class MultiAgentRunner(RunnerMetrics):
+class MultiAgentRunner(EpisodeRunner):
     def __init__(
         self,
         worker: RolloutWorker,
@@ -131,13 +127,8 @@ class MultiAgentRunner(RunnerMetrics):
         config: AlgorithmConfig,
         callbacks: DefaultCallbacks,
     ) -> None:
-        super().__init__()
-        self.worker = worker
-        self.envs = envs
-        self.num_envs = len(envs)
-        self.config = config
-        self.settings = settings = settings_of(RunnerSettings, config, type(self).__name__)
-        self.callbacks = callbacks
+        super().__init__(worker, envs, config, callbacks)
+        settings = self.settings
         self.fragment = config.get_rollout_fragment_length()
         self.by_agent_steps = settings.count_steps_by == "agent_steps"
         self.complete_episodes = settings.batch_mode == "complete_episodes"
@@ -145,7 +136,6 @@ class MultiAgentRunner(RunnerMetrics):
         self.horizon = int(settings.horizon or 0)
         #: At the horizon, a new episode goes on on the running env instead of a reset.
         self.soft_horizon = bool(settings.soft_horizon)
-        self.seed = settings.seed
         self.observation_fn = settings.observation_fn
         self.checking = not bool(settings.disable_env_checking)
         #: Per sub-env: the steps it has taken since it was made (``FULLY_CHECKED_STEPS``).
@@ -155,12 +145,8 @@ class MultiAgentRunner(RunnerMetrics):
         self._normalize = bool(settings.normalize_actions)
         self._clip = bool(settings.clip_actions)
         self._reward_clip = reward_clipper(settings.clip_rewards)
-        self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
-        self._step_hook = "on_episode_step" in self._overridden
         self._postprocess_hook = overrides(callbacks, "on_postprocess_trajectory")
         self._labels = [type(getattr(env, "unwrapped", env)).__name__ for env in envs]
-        self._next_episode = 0
-        self.episodes: list[MultiAgentEpisode] = []
         #: Per sub-env: the open transition of each agent.
         self._open: list[dict[Any, _Open]] = [{} for _ in envs]
         #: Per policy: (sub-env, agent) pairs to act next and their processed observations.
@@ -171,21 +157,12 @@ class MultiAgentRunner(RunnerMetrics):
         self.agent_index: dict[Any, int] = {}
         #: Episodes finished in this fragment: id -> (env steps, agent steps).
         self._finished_ids: dict[int, tuple[int, int]] = {}
-        self._recent: dict[int, MultiAgentEpisode] = {}
         #: complete_episodes: per policy, the rows of episodes still running.
         self._carried: dict[str, dict[str, Array]] = {}
         #: Episodes cut off by a policy's removal (never finished: their rows are dropped).
         self._dropped: set[int] = set()
-        self._restarts = SubEnvRestarts(
-            worker, envs, bool(settings.restart_failed_sub_environments)
-        )
-        #: Episodes cut off by a failed sub-env whose rows are still to be dropped.
-        self._faulty_ids: set[int] = set()
         #: Policies with memory: each (sub-env, agent)'s state and previous inputs.
         self._memory: dict[tuple[int, Any], _AgentMemory] = {}
-
-    def get_sub_environments(self) -> list[Any]:
-        return self.envs
 
     def policies_changed(self) -> None:
         """Forget what was derived from the policies (called after add/remove policy)."""
@@ -228,30 +205,12 @@ class MultiAgentRunner(RunnerMetrics):
 
     # ------------------------------------------------------------------ episodes
 
-    def _hook(self, name: str, **kwargs: Any) -> None:
-        if name in self._overridden:
-            getattr(self.callbacks, name)(
-                worker=self.worker, base_env=self, policies=self.worker.policy_map, **kwargs
-            )
-
-    def _new_episode(self, index: int) -> MultiAgentEpisode:
-        episode_id = (self.worker.worker_index << 40) + self._next_episode
-        self._next_episode += 1
-        episode = MultiAgentEpisode(
-            episode_id, index, self.worker.worker_index, self.worker.map_agent, self.worker
-        )
-        self._recent[episode_id] = episode
-        self._hook("on_episode_created", env_index=index, episode=episode)
-        return episode
+    def _mapping_fn(self) -> MappingFn:
+        return self.worker.map_agent
 
     def _reset(self, index: int, first: bool) -> dict[Any, Any]:
         episode = self._new_episode(index)
-        first_seed = None
-        if self.seed is not None:
-            first_seed = int(self.seed) + 1000 * self.worker.worker_index + index
-        output, _, failed = self._restarts.reset(index, first_seed if first else None, first_seed)
-        for _ in range(failed):
-            self.finished.append(faulty_episode())
+        output, _ = self._reset_env(index, first)
         if self.checking or not (isinstance(output, tuple) and len(output) == 2):
             # Observations are checked per policy in one batch (_take_arrivals).
             output = check_reset(self._labels[index], output, None)
@@ -295,16 +254,7 @@ class MultiAgentRunner(RunnerMetrics):
 
     def _finish_episode(self, index: int) -> int:
         episode = self.episodes[index]
-        self._hook("on_episode_end", episode=episode, env_index=index)
-        self.finished.append(
-            EpisodeMetrics(
-                episode.length,
-                episode.total_reward,
-                dict(episode.custom_metrics),
-                {k: list(v) for k, v in episode.hist_data.items()},
-                dict(episode.agent_rewards),
-            )
-        )
+        self._report(episode, agent_rewards=True)
         self._finished_ids[episode.episode_id] = (episode.length, sum(episode.agent_steps.values()))
         return episode.length
 

@@ -15,16 +15,15 @@
   ``restart_failed_sub_environments``; else the error goes on): its row of the step is marked
   in ``Step.faulty``, and the caller drops its episode and starts the next with
   ``_restart_episodes``.
-- ``_new_episode``, ``_reset``, ``_start_episode``, ``_finish_episode`` and ``_hook`` are the
-  episode bookkeeping and callbacks; ``pop_metrics`` and ``pop_perf`` hand out the finished
-  episodes and the timers (``mean_<timer>_ms`` per step).
+- ``_reset``, ``_start_episode`` and ``_finish_episode`` are the episode bookkeeping of these
+  arrays, on ``EpisodeRunner``'s (episode_runner.py: new episodes, hooks, seeded resets,
+  finished episodes' metrics, ``pop_metrics`` and ``pop_perf``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Container, Mapping
-from dataclasses import dataclass
+from collections.abc import Container
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import gymnasium as gym
@@ -32,18 +31,16 @@ import numpy as np
 import numpy.typing as npt
 
 from rlconf.config_checks import DEFAULT_POLICY_ID
-from runtime.callbacks import DefaultCallbacks, overrides
+from runtime.callbacks import DefaultCallbacks
 from runtime.core.exploration import Exploration
 from runtime.core.policy import TorchPolicy
-from runtime.core.settings import settings_of
 from runtime.env.action_processing import action_processor
-from runtime.env.episode import SINGLE_AGENT_ID, Episode, EpisodeMetrics, faulty_episode
+from runtime.env.episode import SINGLE_AGENT_ID, Episode, faulty_episode
+from runtime.env.episode_runner import EpisodeRunner
 from runtime.env.filters import ObservationFilter
 from runtime.env.multi_agent_checks import check_observations
 from runtime.env.preprocessors import Preprocessor
-from runtime.env.runner_metrics import RunnerMetrics
 from runtime.env.sub_env_memory import SubEnvMemory
-from runtime.env.sub_env_restarts import SubEnvRestarts
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -52,27 +49,6 @@ if TYPE_CHECKING:
 Array = npt.NDArray[Any]
 
 _EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
-
-
-@dataclass(frozen=True)
-class RunnerSettings:
-    """What the env runners (``EnvRunner``, ``EvaluationRunner``, ``MultiAgentRunner``) read of
-    the config, built once when a runner is built; the step loops keep what they use in
-    attributes."""
-
-    batch_mode: str
-    count_steps_by: str
-    horizon: int | None
-    soft_horizon: bool
-    no_done_at_end: bool
-    seed: int | None
-    observation_fn: Any
-    disable_env_checking: bool
-    normalize_actions: bool
-    clip_actions: bool
-    clip_rewards: Any
-    in_evaluation: bool
-    restart_failed_sub_environments: bool
 
 
 class Step(NamedTuple):
@@ -96,8 +72,8 @@ class Step(NamedTuple):
     memory_in: dict[str, Array] | None = None
 
 
-class StepLoop(RunnerMetrics):
-    """A worker's sub-envs and their episodes, stepped by ``_step_envs``."""
+class StepLoop(EpisodeRunner):
+    """A worker's single-agent sub-envs and their episodes, stepped by ``_step_envs``."""
 
     def __init__(
         self,
@@ -109,18 +85,12 @@ class StepLoop(RunnerMetrics):
         config: AlgorithmConfig,
         callbacks: DefaultCallbacks,
     ) -> None:
-        super().__init__()
-        self.worker = worker
-        self.envs = envs
+        super().__init__(worker, envs, config, callbacks)
+        settings = self.settings
         self.policy = policy
         self.preprocessor = preprocessor
         self.filter = obs_filter
-        self.config = config
-        self.settings = settings = settings_of(RunnerSettings, config, type(self).__name__)
-        self.callbacks = callbacks
-        self.num_envs = len(envs)
         self.horizon = settings.horizon
-        self.seed = settings.seed
         self.action_space = policy.action_space
         #: The space reset observations are checked against (None: not checked).
         self._obs_space: gym.Space[Any] | None = None
@@ -130,30 +100,17 @@ class StepLoop(RunnerMetrics):
         self._action_fn = action_processor(
             self.action_space, bool(settings.normalize_actions), bool(settings.clip_actions)
         )
-        # Hooks the callbacks do not override are not called: episode boundaries are frequent.
-        self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
-        self._step_hook = "on_episode_step" in self._overridden
-        # The same for the exploration's episode hooks (e.g. OU noise resets a sub-env's state).
+        # The exploration's episode hooks are called only where overridden (e.g. OU noise
+        # resets a sub-env's state).
         exploration = type(policy.exploration)
         self._exploration_starts = exploration.on_episode_start is not Exploration.on_episode_start
         self._exploration_ends = exploration.on_episode_end is not Exploration.on_episode_end
-        self._next_episode = 0
         self.obs: Array | None = None
-        self.episodes: list[Episode] = []
         self.eps_ids = np.zeros(self.num_envs, dtype=np.int64)
         self.ep_len = np.zeros(self.num_envs, dtype=np.int64)
         self.ep_ret = np.zeros(self.num_envs, dtype=np.float64)
-        self._recent: dict[int, Episode] = {}
-        self._restarts = SubEnvRestarts(
-            worker, envs, bool(settings.restart_failed_sub_environments)
-        )
-        #: Episodes cut off by a failed sub-env whose rows are still to be dropped.
-        self._faulty_ids: set[int] = set()
         #: A policy with memory: its state and previous inputs in each sub-env.
         self.memory = SubEnvMemory.of(policy, self.num_envs)
-
-    def get_sub_environments(self) -> list[Any]:
-        return self.envs
 
     # ------------------------------------------------------------------ stepping
 
@@ -379,33 +336,9 @@ class StepLoop(RunnerMetrics):
 
     # ------------------------------------------------------------------ episodes
 
-    def _policies(self) -> Mapping[str, TorchPolicy]:
-        return self.worker.policy_map
-
-    def _hook(self, name: str, **kwargs: Any) -> None:
-        if name in self._overridden:
-            getattr(self.callbacks, name)(
-                worker=self.worker, base_env=self, policies=self._policies(), **kwargs
-            )
-
-    def _new_episode(self, index: int) -> Episode:
-        episode_id = (self.worker.worker_index << 40) + self._next_episode
-        self._next_episode += 1
-        episode = Episode(episode_id, index, self.worker.worker_index)
-        self._recent[episode_id] = episode
-        self._hook("on_episode_created", env_index=index, episode=episode)
-        return episode
-
     def _reset(self, index: int, first: bool) -> Any:
         episode = self._new_episode(index)
-        first_seed = None
-        if self.seed is not None:
-            first_seed = int(self.seed) + 1000 * self.worker.worker_index + index
-        (obs, info), seed, failed = self._restarts.reset(
-            index, first_seed if first else None, first_seed
-        )
-        for _ in range(failed):
-            self.finished.append(faulty_episode())
+        (obs, info), seed = self._reset_env(index, first)
         if self._obs_space is not None:
             # (A per-step check would cost the sampling loop; one per episode is cheap.)
             label = type(getattr(self.envs[index], "unwrapped", self.envs[index])).__name__
@@ -436,15 +369,8 @@ class StepLoop(RunnerMetrics):
         episode.length = int(self.ep_len[index])
         episode.total_reward = float(self.ep_ret[index])
         episode.agent_rewards[(SINGLE_AGENT_ID, DEFAULT_POLICY_ID)] = episode.total_reward
-        self._hook("on_episode_end", episode=episode, env_index=index)
+        # (A single-agent result has no per-policy rewards, as the reference's.)
+        self._report(episode, agent_rewards=False)
         if self._exploration_ends:
             self.policy.exploration.on_episode_end(self.policy, environment=self, episode=episode)
-        self.finished.append(
-            EpisodeMetrics(
-                episode.length,
-                episode.total_reward,
-                dict(episode.custom_metrics),
-                {k: list(v) for k, v in episode.hist_data.items()},
-            )
-        )
         return episode.length

@@ -1,0 +1,135 @@
+"""``EpisodeRunner``: what the single- and multi-agent runners share.
+
+A worker's sub-envs and their running episodes (one agent-keyed ``Episode`` per sub-env: a
+single-agent env's is the one-agent case), the callbacks' episode hooks (each called only where
+the callbacks override it: episode boundaries are frequent), resets (seeded on a sub-env's first,
+a sub-env that fails remade: ``SubEnvRestarts``), the finished episodes' metrics and the step
+timers (``RunnerMetrics``), and the settings every runner reads (``RunnerSettings``).
+
+How a step goes is the subclass's: ``StepLoop`` (``EnvRunner``, ``EvaluationRunner``) steps
+single-agent envs in lockstep on arrays; ``MultiAgentRunner`` steps agent dicts, one forward
+pass per policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from runtime.callbacks import DefaultCallbacks, overrides
+from runtime.core.settings import settings_of
+from runtime.env.episode import Episode, EpisodeMetrics, MappingFn, faulty_episode
+from runtime.env.runner_metrics import RunnerMetrics
+from runtime.env.sub_env_restarts import SubEnvRestarts
+
+if TYPE_CHECKING:
+    from rlconf.algorithm_config import AlgorithmConfig
+    from runtime.env.rollout_worker import RolloutWorker
+
+_EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    """What the env runners (``EnvRunner``, ``EvaluationRunner``, ``MultiAgentRunner``) read of
+    the config, built once when a runner is built; the runners keep what they use in
+    attributes."""
+
+    batch_mode: str
+    count_steps_by: str
+    horizon: int | None
+    soft_horizon: bool
+    no_done_at_end: bool
+    seed: int | None
+    observation_fn: Any
+    disable_env_checking: bool
+    normalize_actions: bool
+    clip_actions: bool
+    clip_rewards: Any
+    in_evaluation: bool
+    restart_failed_sub_environments: bool
+
+
+class EpisodeRunner(RunnerMetrics):
+    """A worker's sub-envs and their episodes; ``episodes[i]`` is sub-env ``i``'s running one."""
+
+    def __init__(
+        self,
+        worker: RolloutWorker,
+        envs: list[Any],
+        config: AlgorithmConfig,
+        callbacks: DefaultCallbacks,
+    ) -> None:
+        super().__init__()
+        self.worker = worker
+        self.envs = envs
+        self.num_envs = len(envs)
+        self.config = config
+        self.settings = settings_of(RunnerSettings, config, type(self).__name__)
+        self.callbacks = callbacks
+        self.seed = self.settings.seed
+        self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
+        self._step_hook = "on_episode_step" in self._overridden
+        self._next_episode = 0
+        self.episodes: list[Episode] = []
+        #: The episodes of this fragment by id (for ``on_postprocess_trajectory``).
+        self._recent: dict[int, Episode] = {}
+        self._restarts = SubEnvRestarts(
+            worker, envs, bool(self.settings.restart_failed_sub_environments)
+        )
+        #: Episodes cut off by a failed sub-env whose rows are still to be dropped.
+        self._faulty_ids: set[int] = set()
+
+    def get_sub_environments(self) -> list[Any]:
+        return self.envs
+
+    def _mapping_fn(self) -> MappingFn | None:
+        """How a new episode maps its agents to policies (None: a single-agent env's one agent
+        acts with ``default_policy``)."""
+        return None
+
+    def _hook(self, name: str, **kwargs: Any) -> None:
+        if name in self._overridden:
+            getattr(self.callbacks, name)(
+                worker=self.worker, base_env=self, policies=self.worker.policy_map, **kwargs
+            )
+
+    def _new_episode(self, index: int) -> Episode:
+        """A new episode of sub-env ``index`` (``on_episode_created``); ids are unique across
+        workers."""
+        episode_id = (self.worker.worker_index << 40) + self._next_episode
+        self._next_episode += 1
+        episode = Episode(
+            episode_id, index, self.worker.worker_index, self._mapping_fn(), self.worker
+        )
+        self._recent[episode_id] = episode
+        self._hook("on_episode_created", env_index=index, episode=episode)
+        return episode
+
+    def _reset_env(self, index: int, first: bool) -> tuple[Any, int | None]:
+        """Reset sub-env ``index`` (seeded from ``seed``, the worker and the sub-env on its
+        first reset); one that raises is made again (each failure a faulty episode). Returns
+        what ``reset()`` returned and the seed it was given."""
+        first_seed = None
+        if self.seed is not None:
+            first_seed = int(self.seed) + 1000 * self.worker.worker_index + index
+        output, seed, failed = self._restarts.reset(
+            index, first_seed if first else None, first_seed
+        )
+        for _ in range(failed):
+            self.finished.append(faulty_episode())
+        return output, seed
+
+    def _report(self, episode: Episode, agent_rewards: bool) -> None:
+        """``episode`` is over (``on_episode_end``): its metrics, with each agent's rewards for
+        a multi-agent env, go to ``finished``."""
+        self._hook("on_episode_end", episode=episode, env_index=episode.env_id)
+        self.finished.append(
+            EpisodeMetrics(
+                episode.length,
+                episode.total_reward,
+                dict(episode.custom_metrics),
+                {k: list(v) for k, v in episode.hist_data.items()},
+                dict(episode.agent_rewards) if agent_rewards else {},
+            )
+        )
