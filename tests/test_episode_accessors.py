@@ -51,6 +51,8 @@ class EpisodeReader(DefaultCallbacks):
                     "length": episode.length,
                     "total_reward": episode.total_reward,
                     "agent_rewards": dict(episode.agent_rewards),
+                    "agent_steps": episode.total_agent_steps,
+                    "env_steps": episode.total_env_steps,
                     "by_agent": {a: self._agent(episode, a) for a in episode.get_agents()},
                 },
             )
@@ -111,7 +113,7 @@ def test_a_single_agent_episode_is_the_one_agent_case_with_each_steps_record() -
         assert {"action_logp", "action_dist_inputs"} <= set(agent["extra"])
         assert np.isfinite(agent["extra"]["action_logp"])
         assert step["agent_rewards"] == {(SINGLE_AGENT_ID, "default_policy"): step["length"]}
-        assert step["total_reward"] == step["length"]
+        assert step["total_reward"] == step["length"] == step["agent_steps"]
         if previous is None:
             assert agent["prev_action"] is None and agent["prev_reward"] == 0.0
         else:
@@ -169,6 +171,10 @@ def test_multi_agent_episodes_record_each_agents_step_and_state() -> None:
     steps = _steps_of(seen, start["id"])
     assert len(steps) >= 2
     assert sorted(steps[0]["agents"]) == [0, 1]
+    # Both agents act at every step until one is done: two agent steps per env step, each
+    # counted once its transition closes (at the next observation).
+    assert [s["env_steps"] for s in steps[:2]] == [1, 2]
+    assert [s["agent_steps"] for s in steps[:2]] == [0, 2]
     for step in steps:
         plain, lstm = step["by_agent"][0], step["by_agent"][1]
         assert (plain["policy"], lstm["policy"]) == ("plain", "lstm")

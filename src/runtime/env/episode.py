@@ -101,6 +101,19 @@ class Episode:
         """The agents seen so far in this episode."""
         return list(self._agent_to_policy)
 
+    @property
+    def total_env_steps(self) -> int:
+        """Env steps so far (``length``)."""
+        return self.length
+
+    @property
+    def total_agent_steps(self) -> int:
+        """Agent steps so far: a single-agent env's env steps, else each agent's closed
+        transitions summed."""
+        if self._mapping_fn is None:
+            return self.length
+        return sum(self.agent_steps.values())
+
     # ------------------------------------------------------------------ the last step
 
     def _observe(self, agent_id: Any, obs: Any, info: Any) -> None:
