@@ -120,16 +120,14 @@ class EpisodeRunner(RunnerMetrics):
             self.finished.append(faulty_episode())
         return output, seed
 
-    def _report(self, episode: Episode, agent_rewards: bool) -> None:
-        """``episode`` is over (``on_episode_end``): its metrics, with each agent's rewards for
-        a multi-agent env, go to ``finished``."""
-        self._hook("on_episode_end", episode=episode, env_index=episode.env_id)
-        self.finished.append(
-            EpisodeMetrics(
-                episode.length,
-                episode.total_reward,
-                dict(episode.custom_metrics),
-                {k: list(v) for k, v in episode.hist_data.items()},
-                dict(episode.agent_rewards) if agent_rewards else {},
-            )
+    @staticmethod
+    def _metrics_of(episode: Episode, agent_rewards: bool) -> EpisodeMetrics:
+        """What the worker reports of a finished episode (each agent's rewards with
+        ``agent_rewards``: a multi-agent env's)."""
+        return EpisodeMetrics(
+            episode.length,
+            episode.total_reward,
+            dict(episode.custom_metrics),
+            {k: list(v) for k, v in episode.hist_data.items()},
+            dict(episode.agent_rewards) if agent_rewards else {},
         )

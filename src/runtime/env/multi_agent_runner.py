@@ -254,7 +254,8 @@ class MultiAgentRunner(EpisodeRunner):
 
     def _finish_episode(self, index: int) -> int:
         episode = self.episodes[index]
-        self._report(episode, agent_rewards=True)
+        self._hook("on_episode_end", episode=episode, env_index=index)
+        self.finished.append(self._metrics_of(episode, agent_rewards=True))
         self._finished_ids[episode.episode_id] = (episode.length, sum(episode.agent_steps.values()))
         return episode.length
 

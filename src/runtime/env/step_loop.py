@@ -369,8 +369,9 @@ class StepLoop(EpisodeRunner):
         episode.length = int(self.ep_len[index])
         episode.total_reward = float(self.ep_ret[index])
         episode.agent_rewards[(SINGLE_AGENT_ID, DEFAULT_POLICY_ID)] = episode.total_reward
-        # (A single-agent result has no per-policy rewards, as the reference's.)
-        self._report(episode, agent_rewards=False)
+        self._hook("on_episode_end", episode=episode, env_index=index)
         if self._exploration_ends:
             self.policy.exploration.on_episode_end(self.policy, environment=self, episode=episode)
+        # (A single-agent result has no per-policy rewards, as the reference's.)
+        self.finished.append(self._metrics_of(episode, agent_rewards=False))
         return episode.length
