@@ -6,9 +6,10 @@ the callbacks override it: episode boundaries are frequent), resets (seeded on a
 a sub-env that fails remade: ``SubEnvRestarts``), the finished episodes' metrics and the step
 timers (``RunnerMetrics``), and the settings every runner reads (``RunnerSettings``).
 
-How a step goes is the subclass's: ``StepLoop`` (``EnvRunner``, ``EvaluationRunner``) steps
-single-agent envs in lockstep on arrays; ``MultiAgentRunner`` steps agent dicts, one forward
-pass per policy.
+How a step goes is the subclass's: ``StepLoop`` (``EnvRunner``) steps single-agent envs in
+lockstep on arrays; ``MultiAgentRunner`` steps agent dicts, one forward pass per policy. Each
+runner both samples training fragments (``sample()``) and runs evaluations of exactly N episodes
+(each sub-env its share up front, ``split_evenly``) or N env steps (``run()``).
 """
 
 from __future__ import annotations
@@ -29,9 +30,16 @@ if TYPE_CHECKING:
 _EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
 
 
+def split_evenly(total: int, parts: int) -> list[int]:
+    """``total`` spread over ``parts``: the first ``total % parts`` get one more (each sub-env's
+    quota of evaluation episodes)."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
 @dataclass(frozen=True)
 class RunnerSettings:
-    """What the env runners (``EnvRunner``, ``EvaluationRunner``, ``MultiAgentRunner``) read of
+    """What the env runners (``EnvRunner``, ``MultiAgentRunner``) read of
     the config, built once when a runner is built; the runners keep what they use in
     attributes."""
 

@@ -38,8 +38,7 @@ from runtime.core.sample_batch import SampleBatch
 from runtime.env.action_processing import action_processor, reward_clipper
 from runtime.env.agent_rows import AGENT_INDEX, Layout, PolicyRows, trajectory_starts
 from runtime.env.episode import EpisodeMetrics, MappingFn, MultiAgentEpisode, faulty_episode
-from runtime.env.episode_runner import EpisodeRunner
-from runtime.env.evaluation_runner import split_evenly
+from runtime.env.episode_runner import EpisodeRunner, split_evenly
 from runtime.env.multi_agent_checks import check_observations, check_reset, check_step
 
 if TYPE_CHECKING:

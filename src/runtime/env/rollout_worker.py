@@ -29,7 +29,6 @@ from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import EnvCreator
 from runtime.env.env_runner import EnvRunner
 from runtime.env.episode import EpisodeMetrics
-from runtime.env.evaluation_runner import EvaluationRunner
 from runtime.env.external_env import ExternalEnv, ExternalEnvSampler, ExternalMultiAgentEnv
 from runtime.env.filters import ObservationFilter
 from runtime.env.multi_agent_env import MultiAgentEnv
@@ -222,8 +221,7 @@ class RolloutWorker(WorkerPolicies):
         elif self.envs and self.multi_agent:
             self.runner = MultiAgentRunner(self, self.envs, config, self.callbacks)
         elif self.envs:
-            runner_class = EvaluationRunner if settings.in_evaluation else EnvRunner
-            self.runner = runner_class(
+            self.runner = EnvRunner(
                 self,
                 self.envs,
                 self.policy_map[DEFAULT_POLICY_ID],
@@ -377,9 +375,7 @@ class RolloutWorker(WorkerPolicies):
     ) -> tuple[list[EpisodeMetrics], int]:
         """Run exactly ``episodes`` episodes or ``timesteps`` steps (evaluation workers only);
         returns the finished episodes and the number of steps."""
-        if isinstance(self.runner, MultiAgentRunner) and self.settings.in_evaluation:
-            return self.runner.run(episodes=episodes, timesteps=timesteps, reset=reset)
-        if not isinstance(self.runner, EvaluationRunner):
+        if self.runner is None or not self.settings.in_evaluation:
             raise ValueError(
                 f"worker {self.worker_index} is not an evaluation worker with an env "
                 "(evaluate() runs on the evaluation WorkerSet)"

@@ -1,5 +1,5 @@
 """The env step loop, shared by ``EnvRunner.sample()`` (training fragments) and
-``EvaluationRunner.run()`` (exactly N episodes or N steps).
+``EnvRunner.run()`` (exactly N episodes or N steps).
 
 ``StepLoop`` holds a worker's sub-envs, their running episodes (``episodes``, ``eps_ids``,
 ``ep_len``, ``ep_ret``) and their current observations, preprocessed and filtered (``obs``):

@@ -18,7 +18,7 @@ from typing import Any
 from rlconf.algorithm_config import AlgorithmConfig
 from runtime.core.settings import settings_of
 from runtime.env.episode import EpisodeMetrics
-from runtime.env.evaluation_runner import split_evenly
+from runtime.env.episode_runner import split_evenly
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
 from runtime.results.metrics import summarize_episodes
