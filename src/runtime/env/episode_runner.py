@@ -6,10 +6,10 @@ the callbacks override it: episode boundaries are frequent), resets (seeded on a
 a sub-env that fails remade: ``SubEnvRestarts``), the finished episodes' metrics and the step
 timers (``RunnerMetrics``), and the settings every runner reads (``RunnerSettings``).
 
-How a step goes is the subclass's: ``StepLoop`` (``EnvRunner``) steps single-agent envs in
-lockstep on arrays; ``MultiAgentRunner`` steps agent dicts, one forward pass per policy. Each
-runner both samples training fragments (``sample()``) and runs evaluations of exactly N episodes
-(each sub-env its share up front, ``split_evenly``) or N env steps (``run()``).
+Evaluation is shared too: ``run()`` runs exactly N episodes (each sub-env its share up front,
+``split_evenly``) or N env steps. How a step goes is the subclass's: ``StepLoop``
+(``EnvRunner``) steps single-agent envs in lockstep on arrays; ``MultiAgentRunner`` steps agent
+dicts, one forward pass per policy. Each samples training fragments (``sample()``) too.
 """
 
 from __future__ import annotations
@@ -127,6 +127,53 @@ class EpisodeRunner(RunnerMetrics):
         for _ in range(failed):
             self.finished.append(faulty_episode())
         return output, seed
+
+    # ------------------------------------------------------------------ evaluation
+
+    def run(
+        self,
+        *,
+        episodes: int = 0,
+        timesteps: int = 0,
+        reset: bool = True,
+        explore: bool | None = None,
+    ) -> tuple[list[EpisodeMetrics], int]:
+        """Run ``episodes`` complete episodes, or ``timesteps`` env steps (episodes then go on
+        across calls made with ``reset=False``); returns the finished episodes and the env steps
+        taken. No rows are kept and observation filters are not updated.
+
+        Each sub-env is given its share of the episodes up front (``split_evenly``) and stops
+        once it has run them: taking the first N episodes to finish out of many running
+        sub-envs would favour short ones. ``reset`` starts the sub-envs on fresh episodes
+        (always when counting episodes)."""
+        self.pop_metrics()
+        quota = split_evenly(episodes, self.num_envs) if episodes else [0] * self.num_envs
+        active = [i for i in range(self.num_envs) if quota[i] > 0 or not episodes]
+        self._start_evaluation(active, reset=reset or bool(episodes))
+        steps = 0
+        while active and (episodes or steps < timesteps):
+            envs = active if episodes else active[: timesteps - steps]
+            # A sub-env whose episode ending now is its last one is not reset.
+            last = {i for i in envs if quota[i] == 1}
+            ended = self._evaluation_step(envs, explore, last)
+            steps += len(envs)
+            if episodes:
+                for i in ended:
+                    quota[i] -= 1
+                active = [i for i in active if quota[i] > 0]
+        self._faulty_ids.clear()  # (no rows are kept here)
+        return self.pop_metrics(), steps
+
+    def _start_evaluation(self, active: list[int], reset: bool) -> None:
+        """Before ``run()`` steps the sub-envs ``active``: start them on fresh episodes with
+        ``reset`` (and on a runner's first use)."""
+        raise NotImplementedError
+
+    def _evaluation_step(self, envs: list[int], explore: bool | None, last: set[int]) -> list[int]:
+        """One evaluation step of the sub-envs ``envs`` (sampled rows are not kept); returns
+        those whose episode ended (a failed sub-env's does not count: it runs another). Those
+        in ``last`` are not reset when their episode ends."""
+        raise NotImplementedError
 
     @staticmethod
     def _metrics_of(episode: Episode, agent_rewards: bool) -> EpisodeMetrics:

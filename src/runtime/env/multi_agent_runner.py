@@ -37,8 +37,8 @@ from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.action_processing import action_processor, reward_clipper
 from runtime.env.agent_rows import AGENT_INDEX, Layout, PolicyRows, trajectory_starts
-from runtime.env.episode import EpisodeMetrics, MappingFn, MultiAgentEpisode, faulty_episode
-from runtime.env.episode_runner import EpisodeRunner, split_evenly
+from runtime.env.episode import MappingFn, MultiAgentEpisode, faulty_episode
+from runtime.env.episode_runner import EpisodeRunner
 from runtime.env.multi_agent_checks import check_observations, check_reset, check_step
 
 if TYPE_CHECKING:
@@ -784,42 +784,15 @@ class MultiAgentRunner(EpisodeRunner):
 
     # ------------------------------------------------------------------ evaluation
 
-    def run(
-        self,
-        *,
-        episodes: int = 0,
-        timesteps: int = 0,
-        reset: bool = True,
-        explore: bool | None = None,
-    ) -> tuple[list[EpisodeMetrics], int]:
-        """Run ``episodes`` complete episodes (each sub-env its share) or ``timesteps`` env
-        steps; returns the finished episodes and the env steps taken. No rows are kept and the
-        observation filters are not updated."""
-        self.pop_metrics()
-        if episodes or reset or not self._started:
+    def _start_evaluation(self, active: list[int], reset: bool) -> None:
+        if reset or not self._started:
             self._to_act.clear()
             self._start()
-        quota = split_evenly(episodes, self.num_envs) if episodes else [0] * self.num_envs
-        active = (
-            [i for i in range(self.num_envs) if quota[i] > 0]
-            if episodes
-            else list(range(self.num_envs))
-        )
-        steps = 0
-        while active and (episodes or steps < timesteps):
-            envs = active if episodes else active[: timesteps - steps]
-            stopping: set[int] = set()
-            restart = {i for i in envs if quota[i] > 1} if episodes else None
-            _, ended = self._step(envs, explore, update=False, record=False, restart=restart)
-            steps += len(envs)
-            if episodes:
-                for i in ended:
-                    quota[i] -= 1
-                    if quota[i] == 0:
-                        stopping.add(i)
-                active = [i for i in active if i not in stopping]
-        self._faulty_ids.clear()  # (no rows are kept here)
-        return self.pop_metrics(), steps
+
+    def _evaluation_step(self, envs: list[int], explore: bool | None, last: set[int]) -> list[int]:
+        restart = {i for i in envs if i not in last}
+        _, ended = self._step(envs, explore, update=False, record=False, restart=restart)
+        return ended
 
 
 def _batched_values(policy: Any) -> bool:
