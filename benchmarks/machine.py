@@ -64,8 +64,14 @@ def print_machine(file: Any = None) -> dict[str, Any]:
         f"Python {info['python']}",
         file=out,
     )
+    # (Unset, torch picks the best kernel set the CPU has; "default" set is the slowest.)
+    capability = (
+        f"ATEN_CPU_CAPABILITY={os.environ['ATEN_CPU_CAPABILITY']}"
+        if "ATEN_CPU_CAPABILITY" in os.environ
+        else "ATEN_CPU_CAPABILITY unset"
+    )
     print(
-        f"machine: torch {info['torch']}, ATEN_CPU_CAPABILITY={info['ATEN_CPU_CAPABILITY']} "
+        f"machine: torch {info['torch']}, {capability} "
         f"(kernels {info['kernels']}), {info['threads']} threads "
         f"({info['interop_threads']} inter-op)",
         file=out,
