@@ -273,11 +273,11 @@ class EnvRunner(StepLoop):
             self._restart_episodes(idx[step.faulty].tolist(), step.faulty, step.next_obs, False)
             step.done[step.faulty] = False
         ended_rows = np.flatnonzero(step.done).tolist()
-        ended = idx[ended_rows].tolist()
+        ended: list[int] = idx[ended_rows].tolist()
         self._end_episodes(ended, ended_rows, step.next_obs, False, stop=last)
         self.obs[idx] = step.next_obs
         self._count_step(step.stepped_at)
-        return ended  # type: ignore[no-any-return]
+        return ended
 
 
 def _episode_slices(batch: SampleBatch) -> list[slice]:

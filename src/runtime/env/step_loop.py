@@ -48,8 +48,6 @@ if TYPE_CHECKING:
 
 Array = npt.NDArray[Any]
 
-_EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
-
 
 class Step(NamedTuple):
     """One step of some sub-envs; row ``j`` of each field is the ``j``-th stepped sub-env's."""
