@@ -25,6 +25,7 @@ from torch import nn
 from runtime.core.distributions import ActionDistribution, Deterministic
 from runtime.core.exploration import Exploration, build_exploration
 from runtime.core.exploration.soft_q import SoftQ
+from runtime.core.lean_acting import lean_actions
 from runtime.core.learner import DEFAULT_OPTIMIZER, Learner
 from runtime.core.module import ActorCriticModule, RLModule
 from runtime.core.module_spec import ModuleSpec
@@ -280,6 +281,10 @@ class TorchPolicy:
             self.pull_weights()
         explore = self._explore if explore is None else explore
         step = self.global_timestep if timestep is None else timestep
+        if not (state_batches or prev_action_batch is not None or prev_reward_batch is not None):
+            lean = lean_actions(self, obs_batch, explore, step, value_preds, env_indices)
+            if lean is not None:
+                return lean
         inputs = self._obs(obs_batch)
         module = self.module
         if module.is_recurrent or state_batches or prev_action_batch is not None:

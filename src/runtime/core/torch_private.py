@@ -12,6 +12,13 @@ down here and breaks nothing.
   ``torch.nn.utils.clip_grad_norm_`` computes them).
 - ``tanh``: on CPU without autograd, numpy's SIMD tanh written into a torch tensor through the
   memory ``Tensor.numpy()`` shares with it; fallback: ``torch.tanh``.
+- ``unhooked``, ``no_global_hooks``: whether calling a module is calling its ``forward`` (no
+  hooks on it, none registered globally, no tracing), read from the attributes
+  ``nn.Module.__call__`` tests itself; lets acting call ``forward`` without the call's
+  overhead (``runtime.core.lean_acting``); fallback: every module is called as a module.
+- ``tensor_versions``: tensors' in-place version counters (``Tensor._version``), to tell
+  whether weights changed since they were last copied (``runtime.core.grouped_acting``);
+  fallback: None, "maybe changed", and the copy is made again.
 
 Each private path is checked once per device before its first use: it must exist and give
 the fallback's numbers on a small input. One that fails is replaced by its fallback for the
@@ -27,6 +34,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+from torch import nn
 
 logger = logging.getLogger(__name__)
 
@@ -270,3 +278,58 @@ _CHECKS: dict[str, Callable[[torch.device], bool]] = {
     "foreach": _check_foreach,
     "numpy_tanh": _check_numpy_tanh,
 }
+
+
+# -------------------------------------------------------------------------------- module hooks
+
+try:
+    from torch.nn.modules import module as _module_internals
+
+    _GLOBAL_HOOKS = (
+        _module_internals._global_backward_pre_hooks,
+        _module_internals._global_backward_hooks,
+        _module_internals._global_forward_hooks,
+        _module_internals._global_forward_pre_hooks,
+    )
+    _get_tracing_state = torch._C._get_tracing_state
+    _HOOK_ATTRIBUTES: tuple[str, ...] = (
+        "_backward_hooks",
+        "_backward_pre_hooks",
+        "_forward_hooks",
+        "_forward_pre_hooks",
+    )
+    _hooks_readable = all(hasattr(nn.Linear(1, 1), name) for name in _HOOK_ATTRIBUTES)
+except (ImportError, AttributeError):  # pragma: no cover - another torch's layout
+    _hooks_readable = False
+
+if not _hooks_readable:  # pragma: no cover
+    logger.warning(
+        "torch's module hook registries were not found; modules are called as modules when "
+        "acting (correct, a little slower)"
+    )
+
+
+def no_global_hooks() -> bool:
+    """True when no module hook is registered globally and nothing is being traced: what
+    ``unhooked`` needs besides the module's own hooks. False when that can't be read."""
+    return _hooks_readable and not (any(_GLOBAL_HOOKS) or _get_tracing_state())
+
+
+def unhooked(module: nn.Module) -> bool:
+    """True when ``module`` itself has no hooks, so that (given ``no_global_hooks()``) calling
+    it is exactly calling its ``forward``, as ``nn.Module.__call__`` decides."""
+    return _hooks_readable and not (
+        module._backward_hooks
+        or module._backward_pre_hooks
+        or module._forward_hooks
+        or module._forward_pre_hooks
+    )
+
+
+def tensor_versions(tensors: list[torch.Tensor]) -> tuple[int, ...] | None:
+    """The tensors' version counters (each in-place change bumps its tensor's), or None when
+    torch does not expose them."""
+    try:
+        return tuple(t._version for t in tensors)
+    except AttributeError:  # pragma: no cover - another torch's layout
+        return None

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from runtime.callbacks import DefaultCallbacks, overrides
+from runtime.core.grouped_acting import GroupedActing
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.action_processing import action_processor, reward_clipper
@@ -153,6 +154,8 @@ class MultiAgentRunner(EpisodeRunner):
         self._rows: dict[str, PolicyRows] = defaultdict(PolicyRows)
         self._started = False
         self._action_fns: dict[str, Any] = {}
+        #: Policies of one architecture act in one pass (``runtime.core.grouped_acting``).
+        self._grouped = GroupedActing()
         self.agent_index: dict[Any, int] = {}
         #: Episodes finished in this fragment: id -> (env steps, agent steps).
         self._finished_ids: dict[int, tuple[int, int]] = {}
@@ -166,6 +169,7 @@ class MultiAgentRunner(EpisodeRunner):
     def policies_changed(self) -> None:
         """Forget what was derived from the policies (called after add/remove policy)."""
         self._action_fns.clear()
+        self._grouped.forget()
 
     def policy_removed(self, policy_id: str) -> None:
         """Drop a removed policy's rows, and restart the sub-envs whose running episode maps an
@@ -271,11 +275,11 @@ class MultiAgentRunner(EpisodeRunner):
         self, active: set[int] | None, explore: bool | None, record: bool
     ) -> tuple[list[dict[Any, Any]], int]:
         """The actions of the agents waiting to act (in the sub-envs ``active``; all for
-        None): one forward pass per policy. Returns each sub-env's action dict and the number
-        of agents that acted."""
+        None): one forward pass per policy, or per group of policies of one architecture.
+        Returns each sub-env's action dict and the number of agents that acted."""
         actions_by_env: list[dict[Any, Any]] = [{} for _ in range(self.num_envs)]
         acted = 0
-        policy_map = self.worker.policy_map
+        batches: list[tuple[str, list[tuple[int, Any]], Array, Array]] = []
         for policy_id, (keys, obs, obs_rows) in list(self._to_act.items()):
             mask = (
                 None
@@ -295,13 +299,10 @@ class MultiAgentRunner(EpisodeRunner):
                 )
                 keys = [key for key, m in zip(keys, mask, strict=True) if m]
                 obs, obs_rows = obs[mask], obs_rows[mask]
-            policy = policy_map[policy_id]
-            if policy.is_recurrent():
-                actions, extra = self._act_with_memory(policy, keys, obs, explore)
-            else:
-                actions, _, extra = policy.compute_actions(
-                    obs, explore=explore, value_preds=not _batched_values(policy)
-                )
+            batches.append((policy_id, keys, obs, obs_rows))
+        outputs = self._compute_actions(batches, explore)
+        open_ = self._open
+        for (policy_id, keys, _, obs_rows), (actions, extra) in zip(batches, outputs, strict=True):
             env_actions = self._action_fn(policy_id)(actions)
             acted += len(keys)
             # Without rows (evaluation) a transition has no action row: -1.
@@ -311,7 +312,6 @@ class MultiAgentRunner(EpisodeRunner):
                 else -1
             )
             step = 1 if record else 0
-            open_ = self._open
             for (i, agent), action in zip(keys, env_actions, strict=True):
                 actions_by_env[i][agent] = action
                 open_[i][agent] = _Open(policy_id, g)
@@ -319,6 +319,46 @@ class MultiAgentRunner(EpisodeRunner):
             if self._step_hook:
                 self._record_actions(keys, env_actions, extra)
         return actions_by_env, acted
+
+    def _compute_actions(
+        self,
+        batches: list[tuple[str, list[tuple[int, Any]], Array, Array]],
+        explore: bool | None,
+    ) -> list[tuple[Array, dict[str, Array]]]:
+        """Each batch's ``(actions, extra)``: policies of one architecture together in one
+        pass (``GroupedActing``), the others each with its own."""
+        policy_map = self.worker.policy_map
+        outputs: list[tuple[Array, dict[str, Array]] | None] = [None] * len(batches)
+        if len(batches) > 1:
+            position = {batch[0]: j for j, batch in enumerate(batches)}
+            for group in self._grouped.groups(policy_map, explore, _values_in_pass):
+                members = [position[p] for p in group if p in position]
+                if len(members) < 2:
+                    continue
+                ids = tuple(batches[j][0] for j in members)
+                grouped = self._grouped.act(
+                    [policy_map[policy_id] for policy_id in ids],
+                    [group[policy_id] for policy_id in ids],
+                    [batches[j][2] for j in members],
+                    ids,
+                    explore,
+                )
+                for j, pair in zip(members, grouped, strict=True):
+                    outputs[j] = pair
+        results: list[tuple[Array, dict[str, Array]]] = []
+        for output, (policy_id, keys, obs, _) in zip(outputs, batches, strict=True):
+            if output is not None:
+                results.append(output)
+                continue
+            policy = policy_map[policy_id]
+            if policy.is_recurrent():
+                results.append(self._act_with_memory(policy, keys, obs, explore))
+            else:
+                actions, _, extra = policy.compute_actions(
+                    obs, explore=explore, value_preds=not _batched_values(policy)
+                )
+                results.append((actions, extra))
+        return results
 
     def _record_actions(
         self, keys: list[tuple[int, Any]], env_actions: Any, extra: dict[str, Array]
@@ -642,6 +682,7 @@ class MultiAgentRunner(EpisodeRunner):
             # The first observations were processed before rows were kept: keep them now.
             self._rekeep_waiting()
         self._recent = {e.episode_id: e for e in self.episodes}
+        self._grouped.replan()
         self._finished_ids = {}
         target = self.fragment * self.num_envs
         everything = list(range(self.num_envs))
@@ -785,6 +826,7 @@ class MultiAgentRunner(EpisodeRunner):
     # ------------------------------------------------------------------ evaluation
 
     def _start_evaluation(self, active: list[int], reset: bool) -> None:
+        self._grouped.replan()
         if reset or not self._started:
             self._to_act.clear()
             self._start()
@@ -793,6 +835,11 @@ class MultiAgentRunner(EpisodeRunner):
         restart = {i for i in envs if i not in last}
         _, ended = self._step(envs, explore, update=False, record=False, restart=restart)
         return ended
+
+
+def _values_in_pass(policy: Any) -> bool:
+    """Whether the sampler wants ``vf_preds`` from the acting pass (see ``_batched_values``)."""
+    return not _batched_values(policy)
 
 
 def _batched_values(policy: Any) -> bool:
