@@ -206,7 +206,9 @@ class GroupedActing:
         dist_class = policies[0].dist_class
         assert dist_class is not None
         with torch.inference_mode():
-            x = torch.from_numpy(padded).to(device)
+            x = torch.from_numpy(padded)
+            if device.type != "cpu":
+                x = x.to(device)
             for layer, weights in zip(stacked.layers, stacked.weights, strict=True):
                 if weights is None:
                     x = run_layers(layer, x)

@@ -93,7 +93,9 @@ def lean_actions(
     if not (plain_trunk_model(model) and no_global_hooks() and unhooked(model)):
         return None
     assert isinstance(model, TrunkModel)
-    tensor = torch.from_numpy(np.asarray(obs_batch, dtype=np.float32)).to(policy.device)
+    tensor = torch.from_numpy(np.asarray(obs_batch, dtype=np.float32))
+    if policy.device.type != "cpu":
+        tensor = tensor.to(policy.device)
     # TrunkModel.forward, as ActorCriticModule calls it (through obs_input).
     obs = tensor.reshape(len(tensor), -1) if model.obs_key == "obs_flat" else tensor
     features = run_layers(model.trunk, obs)
