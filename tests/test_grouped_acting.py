@@ -89,6 +89,14 @@ def test_stacked_weights_follow_weight_changes() -> None:
     np.testing.assert_allclose(
         out[1][1][SB.ACTION_DIST_INPUTS], own[SB.ACTION_DIST_INPUTS], rtol=1e-5, atol=1e-6
     )
+    # A storage swapped in (``param.data = ...``) counts as a change too.
+    logits = cast(Any, policies[0].model).logits
+    logits.bias.data = torch.full_like(logits.bias, 3.0)
+    out = _grouped(acting, policies, obs, explore=False)
+    _, _, own = policies[0].compute_actions(obs[0], explore=False, value_preds=False)
+    np.testing.assert_allclose(
+        out[0][1][SB.ACTION_DIST_INPUTS], own[SB.ACTION_DIST_INPUTS], rtol=1e-5, atol=1e-6
+    )
 
 
 def test_only_matching_architectures_act_together() -> None:

@@ -16,9 +16,10 @@ down here and breaks nothing.
   hooks on it, none registered globally, no tracing), read from the attributes
   ``nn.Module.__call__`` tests itself; lets acting call ``forward`` without the call's
   overhead (``runtime.core.lean_acting``); fallback: every module is called as a module.
-- ``tensor_versions``: tensors' in-place version counters (``Tensor._version``), to tell
-  whether weights changed since they were last copied (``runtime.core.grouped_acting``);
-  fallback: None, "maybe changed", and the copy is made again.
+- ``tensor_versions``: tensors' in-place version counters (``Tensor._version``, with their
+  storage addresses), to tell whether weights changed since they were last copied
+  (``runtime.core.grouped_acting``); fallback: None, "maybe changed", and the copy is made
+  again.
 
 Each private path is checked once per device before its first use: it must exist and give
 the fallback's numbers on a small input. One that fails is replaced by its fallback for the
@@ -327,9 +328,10 @@ def unhooked(module: nn.Module) -> bool:
 
 
 def tensor_versions(tensors: list[torch.Tensor]) -> tuple[int, ...] | None:
-    """The tensors' version counters (each in-place change bumps its tensor's), or None when
-    torch does not expose them."""
+    """The tensors' version counters (each in-place change bumps its tensor's) and storage
+    addresses (``param.data = ...`` swaps the storage without a bump), or None when torch does
+    not expose the counters."""
     try:
-        return tuple(t._version for t in tensors)
+        return tuple(n for t in tensors for n in (t._version, t.data_ptr()))
     except AttributeError:  # pragma: no cover - another torch's layout
         return None
