@@ -36,17 +36,24 @@ def _obs(rows: int, seed: int) -> npt.NDArray[np.float32]:
 
 
 def _groups(policies: dict[str, TorchPolicy], value_preds: bool = False) -> list[set[str]]:
-    groups = GroupedActing().groups(policies, None, lambda policy: value_preds)
-    return [set(group) for group in groups]
+    """The groups of two or more that ``GroupedActing.member`` puts ``policies`` in."""
+    acting = GroupedActing()
+    by_key: dict[Any, set[str]] = {}
+    for policy_id, policy in policies.items():
+        found = acting.member(policy_id, policy, None, value_preds)
+        if found is not None:
+            by_key.setdefault(found[0], set()).add(policy_id)
+    return [group for group in by_key.values() if len(group) > 1]
 
 
 def _grouped(
     acting: GroupedActing, policies: list[TorchPolicy], obs: list[Any], explore: bool
 ) -> list[tuple[Any, dict[str, Any]]]:
-    by_id = {str(k): p for k, p in enumerate(policies)}
-    (group,) = acting.groups(by_id, explore, lambda policy: False)
-    ids = tuple(by_id)
-    return acting.act(policies, [group[i] for i in ids], obs, ids, explore)
+    ids = tuple(str(k) for k in range(len(policies)))
+    found = [acting.member(i, p, explore, False) for i, p in zip(ids, policies, strict=True)]
+    assert all(f is not None and f[0] == found[0][0] for f in found if found[0] is not None)
+    layers = [f[1] for f in found if f is not None]
+    return acting.act(policies, layers, obs, ids, explore)
 
 
 @pytest.mark.parametrize("space", [DISCRETE, BOX], ids=["discrete", "box"])
@@ -149,6 +156,50 @@ def test_the_multi_agent_sampler_acts_for_policies_of_one_architecture_in_one_pa
     try:
         batch = worker.sample()
         assert passes and set(passes) == {2}
+        for policy_id, rows in batch.policy_batches.items():
+            policy = worker.policy_map[policy_id]
+            logp = policy.compute_log_likelihoods(rows[SB.ACTIONS], rows[SB.OBS])
+            np.testing.assert_allclose(rows[SB.ACTION_LOGP], logp, rtol=1e-5, atol=1e-5)
+    finally:
+        worker.stop()
+
+
+def test_a_policy_object_that_replaced_the_checked_one_is_checked_again() -> None:
+    """A policy reloaded after its eviction is a new object: its own layers act."""
+    acting = GroupedActing()
+    first = _policy(0)
+    found = acting.member("p", first, None, False)
+    assert found is not None and found[1][0] is cast(Any, first.model).trunk[0]
+    reloaded = _policy(1, {"fcnet_hiddens": [16, 16], "fcnet_activation": "relu"})
+    found_again = acting.member("p", reloaded, None, False)
+    assert found_again is not None and found_again[0] != found[0]
+    assert found_again[1][0] is cast(Any, reloaded.model).trunk[0]
+
+
+def test_two_policies_sample_together_with_one_of_them_evicted_at_a_time() -> None:
+    config = (
+        PPOConfig()
+        .environment(make_multi_agent("CartPole-v1"), env_config={"num_agents": 2})
+        .rollouts(num_workers=0, num_envs_per_worker=2, rollout_fragment_length=10)
+        .multi_agent(
+            policies={"p0": PolicySpec(), "p1": PolicySpec()},
+            policy_mapping_fn=lambda agent_id, *args, **kwargs: f"p{agent_id % 2}",
+            policy_map_capacity=1,
+        )
+        .debugging(seed=0)
+        .freeze()
+    )
+    worker = RolloutWorker(
+        env_creator=env_creator_for(config["env"]),
+        config=config,
+        policy_class=PPO.policy_class,
+        worker_index=0,
+        num_workers=0,
+    )
+    try:
+        batch = worker.sample()
+        assert set(batch.policy_batches) == {"p0", "p1"}
+        assert len(worker.policy_map.in_memory()) == 1
         for policy_id, rows in batch.policy_batches.items():
             policy = worker.policy_map[policy_id]
             logp = policy.compute_log_likelihoods(rows[SB.ACTIONS], rows[SB.OBS])

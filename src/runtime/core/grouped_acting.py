@@ -19,7 +19,8 @@ rounding; the random draws are shared, so actions differ from acting policy by p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -137,44 +138,46 @@ class _Stacked:
 
 
 class GroupedActing:
-    """Acts for groups of policies in one pass each. ``plan`` (once per fragment: the checks
-    cost more than a step's pass saves) finds the groups; ``act`` runs a step's pass of a
-    group's policies that have rows. Keeps each group's stacked weights."""
+    """Acts for groups of policies in one pass each. ``member`` tells whether a policy can act
+    in a group, and which (checked once per policy per fragment: the checks cost more than a
+    step's pass saves); ``act`` runs a step's pass of a group's policies that have rows. Keeps
+    each group's stacked weights."""
 
     def __init__(self) -> None:
         self._stacked: dict[tuple[str, ...], _Stacked] = {}
-        #: explore (None: each policy's own) -> the groups of two or more policies:
-        #: (the policies' ids, their layers).
-        self._plans: dict[bool | None, list[dict[str, list[nn.Module]]]] = {}
+        #: (policy id, explore) -> the policy object checked (weakly: an evicted policy is not
+        #: kept alive here), and its group key and layers (None: it acts alone).
+        self._members: dict[
+            tuple[str, bool | None],
+            tuple[weakref.ref[TorchPolicy], tuple[tuple[Any, ...], list[nn.Module]] | None],
+        ] = {}
 
     def forget(self) -> None:
-        """Drop the groups and stacked weights (policies were added or removed)."""
+        """Drop what was found and the stacked weights (policies were added or removed)."""
         self._stacked.clear()
-        self._plans.clear()
+        self._members.clear()
 
     def replan(self) -> None:
-        """Find the groups again at the next step (a new fragment: hooks, exploration
-        timesteps or the policies may have changed)."""
-        self._plans.clear()
+        """Check the policies again (a new fragment: hooks, exploration timesteps or the
+        policies may have changed), and drop the stacked weights (the groups acting together
+        may change; stacking again costs little once per fragment)."""
+        self._members.clear()
+        self._stacked.clear()
 
-    def groups(
-        self,
-        policy_map: Mapping[str, TorchPolicy],
-        explore: bool | None,
-        value_preds: Callable[[TorchPolicy], bool],
-    ) -> list[dict[str, list[nn.Module]]]:
-        """The groups of policies that act together (policy id -> its layers), found once per
-        ``replan``; ``value_preds(policy)``: whether the sampler wants values in the pass."""
-        plan = self._plans.get(explore)
-        if plan is None:
-            by_key: dict[tuple[Any, ...], dict[str, list[nn.Module]]] = {}
-            for policy_id, policy in policy_map.items():
-                key = group_key(policy, explore, value_preds(policy))
-                layers = _layers(policy) if key is not None else None
-                if key is not None and layers is not None:
-                    by_key.setdefault(key, {})[policy_id] = layers
-            plan = self._plans[explore] = [g for g in by_key.values() if len(g) > 1]
-        return plan
+    def member(
+        self, policy_id: str, policy: TorchPolicy, explore: bool | None, value_preds: bool
+    ) -> tuple[tuple[Any, ...], list[nn.Module]] | None:
+        """``policy``'s group key and layers, or None when it acts alone; ``value_preds``:
+        whether the sampler wants values from the pass. Found once per ``replan`` (again for a
+        policy object that replaced the one checked, as a reloaded policy does)."""
+        entry = self._members.get((policy_id, explore))
+        if entry is not None and entry[0]() is policy:
+            return entry[1]
+        key = group_key(policy, explore, value_preds)
+        layers = _layers(policy) if key is not None else None
+        found = None if key is None or layers is None else (key, layers)
+        self._members[(policy_id, explore)] = (weakref.ref(policy), found)
+        return found
 
     def act(
         self,

@@ -328,30 +328,31 @@ class MultiAgentRunner(EpisodeRunner):
         """Each batch's ``(actions, extra)``: policies of one architecture together in one
         pass (``GroupedActing``), the others each with its own."""
         policy_map = self.worker.policy_map
+        policies = [policy_map[batch[0]] for batch in batches]
         outputs: list[tuple[Array, dict[str, Array]] | None] = [None] * len(batches)
         if len(batches) > 1:
-            position = {batch[0]: j for j, batch in enumerate(batches)}
-            for group in self._grouped.groups(policy_map, explore, _values_in_pass):
-                members = [position[p] for p in group if p in position]
+            groups: dict[tuple[Any, ...], list[tuple[int, list[Any]]]] = defaultdict(list)
+            for j, (batch, policy) in enumerate(zip(batches, policies, strict=True)):
+                found = self._grouped.member(batch[0], policy, explore, not _batched_values(policy))
+                if found is not None:
+                    groups[found[0]].append((j, found[1]))
+            for members in groups.values():
                 if len(members) < 2:
                     continue
-                ids = tuple(batches[j][0] for j in members)
                 grouped = self._grouped.act(
-                    [policy_map[policy_id] for policy_id in ids],
-                    [group[policy_id] for policy_id in ids],
-                    [batches[j][2] for j in members],
-                    ids,
+                    [policies[j] for j, _ in members],
+                    [layers for _, layers in members],
+                    [batches[j][2] for j, _ in members],
+                    tuple(batches[j][0] for j, _ in members),
                     explore,
                 )
-                for j, pair in zip(members, grouped, strict=True):
+                for (j, _), pair in zip(members, grouped, strict=True):
                     outputs[j] = pair
         results: list[tuple[Array, dict[str, Array]]] = []
-        for output, (policy_id, keys, obs, _) in zip(outputs, batches, strict=True):
+        for output, policy, (_, keys, obs, _) in zip(outputs, policies, batches, strict=True):
             if output is not None:
                 results.append(output)
-                continue
-            policy = policy_map[policy_id]
-            if policy.is_recurrent():
+            elif policy.is_recurrent():
                 results.append(self._act_with_memory(policy, keys, obs, explore))
             else:
                 actions, _, extra = policy.compute_actions(
@@ -835,11 +836,6 @@ class MultiAgentRunner(EpisodeRunner):
         restart = {i for i in envs if i not in last}
         _, ended = self._step(envs, explore, update=False, record=False, restart=restart)
         return ended
-
-
-def _values_in_pass(policy: Any) -> bool:
-    """Whether the sampler wants ``vf_preds`` from the acting pass (see ``_batched_values``)."""
-    return not _batched_values(policy)
 
 
 def _batched_values(policy: Any) -> bool:
