@@ -1,4 +1,4 @@
-"""``grouped_actions``: the actions of several policies of one architecture in one pass.
+"""``GroupedActing``: the actions of several policies of one architecture in one pass.
 
 A multi-agent sampler acts once per policy per env step, each pass over the few rows of that
 policy's agents (16 per policy in a multi-agent CartPole of 8 agents x 8 sub-envs split
@@ -9,12 +9,12 @@ in one pass: each layer of all of them as one batched matrix product (``torch.ba
 their weights stacked, kept until one of them changes), and their actions drawn from one
 distribution over all rows.
 
-What can act here (``group_key``) is what ``runtime.core.lean_acting`` computes directly: the
-built-in fully connected network (linear layers and elementwise activations, no free log-std)
-acting with ``StochasticSampling``, and no value in the pass (a separate value network, valued
-per fragment, or no critic). The rows' numbers are those of the policy's own pass to float
-rounding; the random draws are shared, so actions differ from acting policy by policy
-(as they would with the sub-envs in another order).
+What can act here (``GroupedActing.member``) is what ``runtime.core.lean_acting`` computes
+directly: the built-in fully connected network (linear layers with biases and elementwise
+activations, no free log-std) acting with ``StochasticSampling``, and no value in the pass (a
+separate value network, valued per fragment, or no critic). The rows' numbers are those of the
+policy's own pass to float rounding; the random draws are shared, so actions differ from
+acting policy by policy (as they would with the sub-envs in another order).
 """
 
 from __future__ import annotations
@@ -60,23 +60,27 @@ def _layers(policy: TorchPolicy) -> list[nn.Module] | None:
     for layer in (model.trunk, model.log_std, *layers):
         if not unhooked(layer):
             return None
-    if any(type(layer) is not nn.Linear and type(layer) not in _ELEMENTWISE for layer in layers):
-        return None
+    for layer in layers:
+        if type(layer) is nn.Linear:
+            if getattr(layer, "bias", None) is None:  # nn.Linear(bias=False)
+                return None
+        elif type(layer) not in _ELEMENTWISE:
+            return None
     return layers
 
 
 def _signature(layer: nn.Module) -> tuple[Any, ...]:
     if type(layer) is nn.Linear:
-        return ("linear", layer.in_features, layer.out_features, layer.bias is not None)
+        return ("linear", layer.in_features, layer.out_features)
     return (type(layer), getattr(layer, "alpha", None), getattr(layer, "inplace", None))
 
 
-def group_key(
+def _group_of(
     policy: TorchPolicy, explore: bool | None, value_preds: bool
-) -> tuple[Any, ...] | None:
+) -> tuple[tuple[Any, ...], list[nn.Module]] | None:
     """What policies acting in one pass must share (their layers' shapes, activations,
-    distribution, device and ``explore``, None: the policy's own setting), or None when
-    ``policy`` can't act in one (see the module's docstring)."""
+    distribution, device and ``explore``, None: the policy's own setting) and the policy's
+    layers, or None when ``policy`` can't act in one (see the module's docstring)."""
     module = policy.module
     exploration = policy.exploration
     explore = policy._explore if explore is None else explore
@@ -94,17 +98,13 @@ def group_key(
     layers = _layers(policy)
     if layers is None:
         return None
-    return (
-        policy.dist_class,
-        explore,
-        policy.device,
-        tuple(_signature(layer) for layer in layers),
-    )
+    key = (policy.dist_class, explore, policy.device, tuple(map(_signature, layers)))
+    return key, layers
 
 
 class _Stacked:
     """The weights of a group's policies stacked per layer (``[P, in, out]`` and ``[P, 1,
-    out]``), made again when one of them changed (their version counters)."""
+    out]``), made again when one of them changed (``tensor_versions``)."""
 
     __slots__ = ("layers", "versions", "weights")
 
@@ -173,9 +173,7 @@ class GroupedActing:
         entry = self._members.get((policy_id, explore))
         if entry is not None and entry[0]() is policy:
             return entry[1]
-        key = group_key(policy, explore, value_preds)
-        layers = _layers(policy) if key is not None else None
-        found = None if key is None or layers is None else (key, layers)
+        found = _group_of(policy, explore, value_preds)
         self._members[(policy_id, explore)] = (weakref.ref(policy), found)
         return found
 
