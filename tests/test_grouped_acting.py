@@ -124,6 +124,37 @@ def test_only_matching_architectures_act_together() -> None:
     assert _groups(same) == [{"a", "c"}]
 
 
+def _two_policy_worker(num_agents: int, fragment: int, **multi_agent: Any) -> RolloutWorker:
+    """A local worker on a multi-agent CartPole whose agents alternate between two PPO
+    policies of the default network."""
+    config = (
+        PPOConfig()
+        .environment(make_multi_agent("CartPole-v1"), env_config={"num_agents": num_agents})
+        .rollouts(num_workers=0, num_envs_per_worker=2, rollout_fragment_length=fragment)
+        .multi_agent(
+            policies={"p0": PolicySpec(), "p1": PolicySpec()},
+            policy_mapping_fn=lambda agent_id, *args, **kwargs: f"p{agent_id % 2}",
+            **multi_agent,
+        )
+        .debugging(seed=0)
+        .freeze()
+    )
+    return RolloutWorker(
+        env_creator=env_creator_for(config["env"]),
+        config=config,
+        policy_class=PPO.policy_class,
+        worker_index=0,
+        num_workers=0,
+    )
+
+
+def _assert_logp_is_each_policys(worker: RolloutWorker, batch: Any) -> None:
+    for policy_id, rows in batch.policy_batches.items():
+        policy = worker.policy_map[policy_id]
+        logp = policy.compute_log_likelihoods(rows[SB.ACTIONS], rows[SB.OBS])
+        np.testing.assert_allclose(rows[SB.ACTION_LOGP], logp, rtol=1e-5, atol=1e-5)
+
+
 def test_the_multi_agent_sampler_acts_for_policies_of_one_architecture_in_one_pass(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -135,31 +166,11 @@ def test_the_multi_agent_sampler_acts_for_policies_of_one_architecture_in_one_pa
         return real_act(self, policies, *args)
 
     monkeypatch.setattr(GroupedActing, "act", counting)
-    config = (
-        PPOConfig()
-        .environment(make_multi_agent("CartPole-v1"), env_config={"num_agents": 4})
-        .rollouts(num_workers=0, num_envs_per_worker=2, rollout_fragment_length=20)
-        .multi_agent(
-            policies={"p0": PolicySpec(), "p1": PolicySpec()},
-            policy_mapping_fn=lambda agent_id, *args, **kwargs: f"p{agent_id % 2}",
-        )
-        .debugging(seed=0)
-        .freeze()
-    )
-    worker = RolloutWorker(
-        env_creator=env_creator_for(config["env"]),
-        config=config,
-        policy_class=PPO.policy_class,
-        worker_index=0,
-        num_workers=0,
-    )
+    worker = _two_policy_worker(num_agents=4, fragment=20)
     try:
         batch = worker.sample()
         assert passes and set(passes) == {2}
-        for policy_id, rows in batch.policy_batches.items():
-            policy = worker.policy_map[policy_id]
-            logp = policy.compute_log_likelihoods(rows[SB.ACTIONS], rows[SB.OBS])
-            np.testing.assert_allclose(rows[SB.ACTION_LOGP], logp, rtol=1e-5, atol=1e-5)
+        _assert_logp_is_each_policys(worker, batch)
     finally:
         worker.stop()
 
@@ -177,32 +188,11 @@ def test_a_policy_object_that_replaced_the_checked_one_is_checked_again() -> Non
 
 
 def test_two_policies_sample_together_with_one_of_them_evicted_at_a_time() -> None:
-    config = (
-        PPOConfig()
-        .environment(make_multi_agent("CartPole-v1"), env_config={"num_agents": 2})
-        .rollouts(num_workers=0, num_envs_per_worker=2, rollout_fragment_length=10)
-        .multi_agent(
-            policies={"p0": PolicySpec(), "p1": PolicySpec()},
-            policy_mapping_fn=lambda agent_id, *args, **kwargs: f"p{agent_id % 2}",
-            policy_map_capacity=1,
-        )
-        .debugging(seed=0)
-        .freeze()
-    )
-    worker = RolloutWorker(
-        env_creator=env_creator_for(config["env"]),
-        config=config,
-        policy_class=PPO.policy_class,
-        worker_index=0,
-        num_workers=0,
-    )
+    worker = _two_policy_worker(num_agents=2, fragment=10, policy_map_capacity=1)
     try:
         batch = worker.sample()
         assert set(batch.policy_batches) == {"p0", "p1"}
         assert len(worker.policy_map.in_memory()) == 1
-        for policy_id, rows in batch.policy_batches.items():
-            policy = worker.policy_map[policy_id]
-            logp = policy.compute_log_likelihoods(rows[SB.ACTIONS], rows[SB.OBS])
-            np.testing.assert_allclose(rows[SB.ACTION_LOGP], logp, rtol=1e-5, atol=1e-5)
+        _assert_logp_is_each_policys(worker, batch)
     finally:
         worker.stop()

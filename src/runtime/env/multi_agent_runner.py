@@ -326,33 +326,44 @@ class MultiAgentRunner(EpisodeRunner):
         explore: bool | None,
     ) -> list[tuple[Array, dict[str, Array]]]:
         """Each batch's ``(actions, extra)``: policies of one architecture together in one
-        pass (``GroupedActing``), the others each with its own."""
+        pass (``GroupedActing``), the others each with its own. Only policies in memory are
+        grouped (``peek``: a policy evicted from the map is not reloaded to be looked at); the
+        others are fetched right before they act, as a map with few places needs."""
         policy_map = self.worker.policy_map
-        policies = [policy_map[batch[0]] for batch in batches]
         outputs: list[tuple[Array, dict[str, Array]] | None] = [None] * len(batches)
         if len(batches) > 1:
             groups: dict[tuple[Any, ...], list[tuple[int, list[Any]]]] = defaultdict(list)
-            for j, (batch, policy) in enumerate(zip(batches, policies, strict=True)):
-                found = self._grouped.member(batch[0], policy, explore, not _batched_values(policy))
+            for j, (policy_id, _, _, _) in enumerate(batches):
+                policy = policy_map.peek(policy_id)
+                found = (
+                    None
+                    if policy is None
+                    else self._grouped.member(
+                        policy_id, policy, explore, not _batched_values(policy)
+                    )
+                )
                 if found is not None:
                     groups[found[0]].append((j, found[1]))
             for members in groups.values():
                 if len(members) < 2:
                     continue
+                ids = tuple(batches[j][0] for j, _ in members)
                 grouped = self._grouped.act(
-                    [policies[j] for j, _ in members],
+                    [policy_map[policy_id] for policy_id in ids],
                     [layers for _, layers in members],
                     [batches[j][2] for j, _ in members],
-                    tuple(batches[j][0] for j, _ in members),
+                    ids,
                     explore,
                 )
                 for (j, _), pair in zip(members, grouped, strict=True):
                     outputs[j] = pair
         results: list[tuple[Array, dict[str, Array]]] = []
-        for output, policy, (_, keys, obs, _) in zip(outputs, policies, batches, strict=True):
+        for output, (policy_id, keys, obs, _) in zip(outputs, batches, strict=True):
             if output is not None:
                 results.append(output)
-            elif policy.is_recurrent():
+                continue
+            policy = policy_map[policy_id]
+            if policy.is_recurrent():
                 results.append(self._act_with_memory(policy, keys, obs, explore))
             else:
                 actions, _, extra = policy.compute_actions(
