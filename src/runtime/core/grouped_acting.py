@@ -19,6 +19,7 @@ acting policy by policy (as they would with the sub-envs in another order).
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -104,24 +105,34 @@ def _group_of(
 
 class _Stacked:
     """The weights of a group's policies stacked per layer (``[P, in, out]`` and ``[P, 1,
-    out]``), made again when one of them changed (``tensor_versions``)."""
+    out]``), made again when one of them changed (``tensor_versions``). The parameters are
+    looked up once for the policies' layer lists (``member``'s, kept per fragment), not on
+    every step: reading them through ``nn.Module`` attributes cost a tenth of a step's pass."""
 
-    __slots__ = ("layers", "versions", "weights")
+    __slots__ = ("layers", "params", "source", "versions", "weights")
 
     def __init__(self) -> None:
         self.versions: tuple[int, ...] | None = None
         self.weights: list[tuple[torch.Tensor, torch.Tensor] | None] = []
         self.layers: list[nn.Module] = []
+        self.source: list[list[nn.Module]] = []
+        self.params: list[torch.Tensor] = []
 
     def update(self, per_policy: list[list[nn.Module]]) -> None:
-        params = [
-            p
-            for layers in per_policy
-            for layer in layers
-            if type(layer) is nn.Linear
-            for p in (layer.weight, layer.bias)
-        ]
-        versions = tensor_versions(params)
+        source = self.source
+        if len(source) != len(per_policy) or any(
+            a is not b for a, b in zip(source, per_policy, strict=True)
+        ):
+            self.source = per_policy
+            self.params = [
+                p
+                for layers in per_policy
+                for layer in layers
+                if type(layer) is nn.Linear
+                for p in (layer.weight, layer.bias)
+            ]
+            self.versions = None
+        versions = tensor_versions(self.params)
         if versions is not None and versions == self.versions and self.weights:
             return
         self.layers = per_policy[0]
@@ -199,7 +210,7 @@ class GroupedActing:
         stacked.update(list(layers))
         rows = [len(obs) for obs in obs_batches]
         width = max(rows)
-        features = int(np.prod(obs_batches[0].shape[1:]))
+        features = math.prod(obs_batches[0].shape[1:])
         padded = np.zeros((len(rows), width, features), dtype=np.float32)
         for k, obs in enumerate(obs_batches):
             padded[k, : rows[k]] = obs.reshape(rows[k], features)
@@ -215,10 +226,9 @@ class GroupedActing:
                     x = run_layers(layer, x)
                 else:
                     x = torch.baddbmm(weights[1], x, weights[0])
-            if min(rows) == width:
-                dist_inputs = x.reshape(len(rows) * width, -1)
-            else:
-                dist_inputs = torch.cat([x[k, :n] for k, n in enumerate(rows)])
+            # The padding rows act too (their actions are dropped below): cheaper than
+            # gathering the real rows first.
+            dist_inputs = x.reshape(len(rows) * width, -1)
             dist = dist_class(dist_inputs)
             actions = dist.sample() if explore else dist.deterministic_sample()
             logp = dist.logp(actions).cpu().numpy()
@@ -227,13 +237,12 @@ class GroupedActing:
         for policy in policies:
             policy.exploration.env_indices = None
         out = []
-        start = 0
-        for n in rows:
+        for k, n in enumerate(rows):
+            start = k * width
             end = start + n
             extra = {
                 SampleBatch.ACTION_LOGP: logp[start:end],
                 SampleBatch.ACTION_DIST_INPUTS: inputs_np[start:end],
             }
             out.append((actions_np[start:end], extra))
-            start = end
         return out
