@@ -104,6 +104,15 @@ def test_stacked_weights_follow_weight_changes() -> None:
     np.testing.assert_allclose(
         out[0][1][SB.ACTION_DIST_INPUTS], own[SB.ACTION_DIST_INPUTS], rtol=1e-5, atol=1e-6
     )
+    # A parameter object replaced is read at the next fragment (the parameters are looked up
+    # once per fragment, with the policies' layers).
+    logits.bias = torch.nn.Parameter(torch.full_like(logits.bias, -2.0))
+    acting.replan()
+    out = _grouped(acting, policies, obs, explore=False)
+    _, _, own = policies[0].compute_actions(obs[0], explore=False, value_preds=False)
+    np.testing.assert_allclose(
+        out[0][1][SB.ACTION_DIST_INPUTS], own[SB.ACTION_DIST_INPUTS], rtol=1e-5, atol=1e-6
+    )
 
 
 def test_only_matching_architectures_act_together() -> None:

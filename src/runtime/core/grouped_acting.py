@@ -7,7 +7,8 @@ its weights and code fetched again after the envs stepped) is most of its time a
 so two policies cost nearly twice one. Policies whose networks have the same layers act here
 in one pass: each layer of all of them as one batched matrix product (``torch.baddbmm`` over
 their weights stacked, kept until one of them changes), and their actions drawn from one
-distribution over all rows.
+distribution over all rows (the rows that pad a policy with fewer agents to the widest act
+too, and are dropped: cheaper than gathering the real rows first).
 
 What can act here (``GroupedActing.member``) is what ``runtime.core.lean_acting`` computes
 directly: the built-in fully connected network (linear layers with biases and elementwise
@@ -105,9 +106,11 @@ def _group_of(
 
 class _Stacked:
     """The weights of a group's policies stacked per layer (``[P, in, out]`` and ``[P, 1,
-    out]``), made again when one of them changed (``tensor_versions``). The parameters are
-    looked up once for the policies' layer lists (``member``'s, kept per fragment), not on
-    every step: reading them through ``nn.Module`` attributes cost a tenth of a step's pass."""
+    out]``), made again when one of them changed (``tensor_versions``: in place, or a storage
+    swapped in). The parameters are looked up once for the policies' layer lists (``member``'s,
+    kept per fragment), not on every step: reading them through ``nn.Module`` attributes cost a
+    tenth of a step's pass. A parameter object replaced on a layer is read at the next
+    fragment."""
 
     __slots__ = ("layers", "params", "source", "versions", "weights")
 
