@@ -211,3 +211,39 @@ def test_replay_buffer_is_a_ring_of_preallocated_columns() -> None:
     assert again.get_state()[1]["obs"].tolist() == [2.0, 3.0, 4.0, 5.0, 6.0]
     with pytest.raises(ValueError, match="capacity"):
         ReplayBuffer(0)
+
+
+@pytest.mark.parametrize("algorithm", ["SAC", "DDPG", "TD3", "DQN"])
+def test_n_step_longer_than_a_fragment_is_refused_with_the_reason(algorithm: str) -> None:
+    """n-step sums run within one sampled fragment: with rollout_fragment_length below n_step
+    they would all be cut short, so the setting would not act as set."""
+    import rlconf
+    from rlconf import ConfigError
+
+    config_class = getattr(rlconf, f"{algorithm}Config")
+    short = config_class().training(n_step=3).rollouts(rollout_fragment_length=2)
+    with pytest.raises(ConfigError) as caught:
+        short.validate()
+    text = str(caught.value)
+    assert "n_step=3" in text and "rollout_fragment_length=2" in text
+    assert "n_step <= rollout_fragment_length (2)" in text
+    # Long enough fragments, and whole episodes, let the sums act.
+    config_class().training(n_step=3).rollouts(rollout_fragment_length=3).validate()
+    config_class().training(n_step=3).rollouts(
+        rollout_fragment_length=1, batch_mode="complete_episodes"
+    ).validate()
+    config_class().training(n_step=1).rollouts(rollout_fragment_length=1).validate()
+
+
+def test_n_step_is_checked_against_the_resolved_auto_fragment() -> None:
+    from rlconf import ConfigError, DQNConfig
+
+    # "auto": ceil(train_batch_size / workers / envs) = ceil(4 / 1 / 2) = 2 steps per sub-env.
+    auto = (
+        DQNConfig()
+        .training(n_step=3, train_batch_size=4)
+        .rollouts(rollout_fragment_length="auto", num_envs_per_worker=2)
+    )
+    with pytest.raises(ConfigError, match="rollout_fragment_length=2"):
+        auto.validate()
+    auto.training(n_step=2).validate()

@@ -79,10 +79,38 @@ class ConfigChecks(ConfigMapping):
                     True,
                 )
             )
+        issues.extend(self._n_step_issues())
         if v("_fake_gpus") is True and v("num_gpus") == 0:
             issues.append(FieldIssue("_fake_gpus", "only has an effect with num_gpus > 0", True))
         issues.extend(self._multi_agent_issues())
         return issues
+
+    def _n_step_issues(self) -> list[FieldIssue]:
+        """n-step returns sum rewards within one sampled fragment (the reference's too): a
+        fragment shorter than ``n_step`` would cut every row's sum short, so the setting would
+        not act as set."""
+        if "n_step" not in self._values:
+            return []
+        n, batch_mode = self._plain("n_step"), self._plain("batch_mode")
+        if n is NOT_SET or batch_mode != "truncate_episodes" or int(n) <= 1:
+            return []
+        try:
+            fragment = self.get_rollout_fragment_length()
+        except ConfigError:  # "auto" over a search space: checked once it is sampled
+            return []
+        if fragment >= int(n):
+            return []
+        return [
+            FieldIssue(
+                "n_step",
+                f"sums the rewards of up to n_step steps within one sampled fragment, and "
+                f"rollout_fragment_length={fragment} cuts every such sum to {fragment} "
+                f"step(s); set rollout_fragment_length >= {n} (training_intensity keeps the "
+                f"updates per sampled step) or batch_mode='complete_episodes'",
+                n,
+                allowed=f"n_step <= rollout_fragment_length ({fragment})",
+            )
+        ]
 
     def _multi_agent_issues(self) -> list[FieldIssue]:
         policies = self._plain("policies")
