@@ -247,3 +247,10 @@ def test_n_step_is_checked_against_the_resolved_auto_fragment() -> None:
     with pytest.raises(ConfigError, match="rollout_fragment_length=2"):
         auto.validate()
     auto.training(n_step=2).validate()
+    # Search spaces are checked per trial, once sampled.
+    from rlconf.sweep import grid_search
+
+    DQNConfig().training(n_step=3).rollouts(rollout_fragment_length=grid_search([1, 8])).validate()
+    DQNConfig().training(n_step=3, train_batch_size=grid_search([4, 64])).rollouts(
+        rollout_fragment_length="auto", num_envs_per_worker=2
+    ).validate()

@@ -94,6 +94,8 @@ class ConfigChecks(ConfigMapping):
         n, batch_mode = self._plain("n_step"), self._plain("batch_mode")
         if n is NOT_SET or batch_mode != "truncate_episodes" or int(n) <= 1:
             return []
+        if self._plain("rollout_fragment_length") is NOT_SET:
+            return []  # a search space: each sampled value is checked when its trial builds
         try:
             fragment = self.get_rollout_fragment_length()
         except ConfigError:  # "auto" over a search space: checked once it is sampled
