@@ -122,10 +122,9 @@ class _Stacked:
         self.params: list[torch.Tensor] = []
 
     def update(self, per_policy: list[list[nn.Module]]) -> None:
-        source = self.source
-        if len(source) != len(per_policy) or any(
-            a is not b for a, b in zip(source, per_policy, strict=True)
-        ):
+        # Lists of the same layer objects (modules compare by identity); a reloaded policy's
+        # are new objects.
+        if per_policy != self.source:
             self.source = per_policy
             self.params = [
                 p
