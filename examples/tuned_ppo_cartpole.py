@@ -1,5 +1,5 @@
-"""Tuned PPO for CartPole-v1: mean return 450 over the last 100 episodes in about 76k env
-steps on one process (seeds 0-4 under every torch CPU kernel set: 62.5k-98.3k).
+"""Tuned PPO for CartPole-v1: mean return 450 over the last 100 episodes in about 66k env
+steps on one process (seeds 0-4 under every torch CPU kernel set: 58.4k-86.0k).
 
 These are the settings of `examples/tuned/cartpole-ppo.yaml`, which the README's main job runs
 and `benchmarks/solve_cartpole.py` and `benchmarks/robustness_cartpole.py` measure. Run it:

@@ -455,3 +455,30 @@ def test_ppo_learner_state_round_trip_restores_kl_coeff_lr_adam_and_shuffling() 
     assert first == second
     for a, b in zip(original.module.parameters(), restored.module.parameters(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_ppo_epochs_of_one_minibatch_of_every_row_are_not_shuffled() -> None:
+    # The same loss in any row order: the epoch's minibatch is the batch as it came, and the
+    # shuffling generator is left where it was.
+    whole = _ppo_learner(_ppo_config(sgd_minibatch_size=16))
+    batch = _ppo_batch(whole, logit_shift=1.0)
+    seen: list[torch.Tensor] = []
+    step = whole.gradient_step
+
+    def recording(tensors: Any, optimizer: str | None = None) -> dict[str, Any]:
+        seen.append(tensors[SB.OBS].clone())
+        return step(tensors, optimizer)
+
+    whole.gradient_step = recording  # type: ignore[method-assign]
+    rng_before = dict(whole._rng.bit_generator.state)
+    info = whole.update(batch)
+    assert info["num_grad_updates"] == 2  # num_sgd_iter epochs of one minibatch
+    for rows in seen:
+        torch.testing.assert_close(rows, torch.from_numpy(batch[SB.OBS]), rtol=0, atol=0)
+    assert whole._rng.bit_generator.state == rng_before
+
+    # Minibatches of a quarter of the rows: each epoch draws a permutation.
+    parts = _ppo_learner(_ppo_config(sgd_minibatch_size=4))
+    rng_before = dict(parts._rng.bit_generator.state)
+    parts.update(batch)
+    assert parts._rng.bit_generator.state != rng_before

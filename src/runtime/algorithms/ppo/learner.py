@@ -1,5 +1,6 @@
 """``PPOLearner``: ``num_sgd_iter`` epochs of shuffled minibatches of ``ppo_loss`` per train
-batch (advantages standardised first), then the KL coefficient adapts to ``kl_target``."""
+batch (advantages standardised first; an epoch of one minibatch of every row is not shuffled),
+then the KL coefficient adapts to ``kl_target``."""
 
 from __future__ import annotations
 
@@ -88,7 +89,9 @@ class PPOLearner(Learner):
             per_step = self._sequence_epochs(batch, tensors, minibatch, shuffle)
         for _ in range(0 if recurrent else int(self.settings.num_sgd_iter)):
             epoch = tensors
-            if shuffle:
+            # One minibatch of every row (the tuned CartPole's) is the same loss in any order:
+            # shuffling it would only cost a gather of every column per epoch.
+            if shuffle and minibatch < size:
                 order = torch.as_tensor(self._rng.permutation(size), device=self.device)
                 epoch = {k: v[order] for k, v in tensors.items()}
             for start in range(0, size - minibatch + 1, minibatch):
