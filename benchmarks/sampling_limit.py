@@ -17,8 +17,8 @@ file).
 Both sides step the same number of env steps per measurement (about ``--seconds`` at the slower
 side's warm-up rate), alternating (the order flips every round) for ``--rounds`` rounds; the
 table shows the medians and ours / loop. Building an algorithm sets torch's threads (one unless
-``OMP_NUM_THREADS`` is set, as in the main job); ``--threads`` sets them after that, for both
-sides.
+``OMP_NUM_THREADS`` is set, as in the main job; NumPy's BLAS, which our acting uses, gets the
+same count); ``--threads`` sets them after that, for both sides.
 
 Target: ours >= 0.9 x the loop at every N, with both models. Prints the machine, a table, then
 one JSON object on its last line.
@@ -48,6 +48,7 @@ from rlconf import PPOConfig
 from rlconf.experiment import load_experiments
 from rlconf.model_config import ModelConfigDict
 from runtime.algorithm import Algorithm
+from runtime.cluster.cpu_threads import set_blas_threads
 from runtime.core.models import TrunkModel
 
 ENV = "CartPole-v1"
@@ -166,6 +167,8 @@ def main() -> None:
     ]
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+        # Our acting's NumPy BLAS too (building an algorithm gave it torch's count).
+        set_blas_threads(args.threads)
     machine = print_machine()
     print(f"torch threads while measuring: {torch.get_num_threads()}")
     for case in cases:

@@ -1,7 +1,9 @@
 """The lean acting path (``runtime.core.lean_acting``) gives exactly what the general path of
 ``compute_actions`` gives - the same actions, log-likelihoods, distribution inputs, values and
 random draws - and steps aside for what it does not cover (hooks, custom models, a
-strategy's random first steps, memory)."""
+strategy's random first steps, memory). These tests keep the numpy path of the fully connected
+network (``runtime.core.numpy_acting``, ``tests/test_numpy_acting.py``) off, so that the torch
+operations of the lean path act."""
 
 from __future__ import annotations
 
@@ -14,13 +16,18 @@ import pytest
 import torch
 
 from rlconf import PPOConfig
-from runtime.core import lean_acting
+from runtime.core import lean_acting, numpy_acting
 from runtime.core.policy import TorchPolicy
 from runtime.core.sample_batch import SampleBatch as SB
 
 OBS_SPACE = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
 DISCRETE = gym.spaces.Discrete(3)
 BOX = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+
+@pytest.fixture(autouse=True)
+def _torch_acting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numpy_acting, "use_numpy", False)
 
 
 def _policy(action_space: gym.Space[Any], model: Any = None, **exploration: Any) -> TorchPolicy:

@@ -106,6 +106,49 @@ def test_tanh_fallback_gives_the_numpy_numbers(monkeypatch: pytest.MonkeyPatch) 
     torch.testing.assert_close(public, torch.tanh(x), rtol=0, atol=0)
 
 
+def test_tanh_with_autograd_gives_torchs_values_and_gradients(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The numpy tanh under autograd: the same values and first and second derivatives as
+    ``torch.tanh`` (to float32 rounding), through a layer and a loss."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(5, 7)
+    x = torch.randn(9, 5)
+
+    def run() -> list[torch.Tensor]:
+        layer.zero_grad()
+        y = Tanh()(layer(x))
+        (grad_y,) = torch.autograd.grad(y.pow(3).sum(), y, create_graph=True)
+        loss = (y * grad_y).sum()
+        loss.backward()
+        assert layer.weight.grad is not None and layer.bias.grad is not None
+        return [y.detach(), layer.weight.grad.clone(), layer.bias.grad.clone()]
+
+    private = run()
+    assert Tanh()(layer(x)).grad_fn is not None
+    assert type(Tanh()(layer(x)).grad_fn).__name__ == "_NumpyTanhBackward"
+    monkeypatch.setattr(torch_private, "use_numpy_tanh", False)
+    assert type(Tanh()(layer(x)).grad_fn).__name__ == "TanhBackward0"
+    for got, expected in zip(private, run(), strict=True):
+        torch.testing.assert_close(got, expected)
+    # Second derivatives through the saved result.
+    monkeypatch.setattr(torch_private, "use_numpy_tanh", True)
+    z = torch.randn(4, 3, dtype=torch.float32, requires_grad=True)
+    (g,) = torch.autograd.grad(Tanh()(z).sum(), z, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), z)
+    t = torch.tanh(z.detach())
+    torch.testing.assert_close(g.detach(), 1 - t * t)
+    torch.testing.assert_close(gg, -2 * t * (1 - t * t))
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace:DeprecationWarning")
+def test_a_traced_tanh_is_torchs() -> None:
+    """Numpy's work would not be recorded: a trace replays the traced input's result."""
+    traced = torch.jit.trace(Tanh(), torch.randn(4, 3))  # type: ignore[no-untyped-call]
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(traced(x), torch.tanh(x))
+
+
 def test_a_missing_private_api_is_replaced_by_its_fallback(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -7,9 +7,11 @@ call weighs as much as the arithmetic: module calls, input and output dicts, the
 dispatch. For the built-in networks (``TrunkModel``: the fully connected and vision networks)
 acting with ``StochasticSampling``, this runs the same torch operations in the same order on
 the same tensors - so the same actions, log-likelihoods, values and random draws - calling the
-layers' ``forward`` directly. Anything else (a custom model or exploration, a model with
-memory, the exploration's random first steps, a hooked module, tracing) returns None and the
-general path acts.
+layers' ``forward`` directly; a fully connected network on CPU with a categorical or Gaussian
+distribution acts on numpy instead (``runtime.core.numpy_acting``: the same actions from the
+same random draws, the other outputs to float32 rounding). Anything else (a custom model or
+exploration, a model with memory, the exploration's random first steps, a hooked module,
+tracing) returns None and the general path acts.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from torch import nn
 from runtime.core.exploration.stochastic_sampling import StochasticSampling
 from runtime.core.models import TrunkModel
 from runtime.core.module import ActorCriticModule
+from runtime.core.numpy_acting import numpy_actions
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.torch_private import no_global_hooks, unhooked
 
@@ -93,6 +96,13 @@ def lean_actions(
     if not (plain_trunk_model(model) and no_global_hooks() and unhooked(model)):
         return None
     assert isinstance(model, TrunkModel)
+    exploration.env_indices = env_indices
+    if policy.device.type == "cpu":
+        on_numpy = numpy_actions(
+            model, dist_class, obs_batch, explore, value_preds and module.has_critic
+        )
+        if on_numpy is not None:
+            return on_numpy[0], [], on_numpy[1]
     tensor = torch.from_numpy(np.asarray(obs_batch, dtype=np.float32))
     if policy.device.type != "cpu":
         tensor = tensor.to(policy.device)
@@ -102,7 +112,6 @@ def lean_actions(
     model.__dict__["_features"] = features if model.vf_share_layers else obs
     dist_inputs = run_layers(model.log_std, run_layers(model.logits, features))
     dist = dist_class(dist_inputs)
-    exploration.env_indices = env_indices
     actions = dist.sample() if explore else dist.deterministic_sample()
     extra = {
         SampleBatch.ACTION_LOGP: dist.logp(actions).cpu().numpy(),

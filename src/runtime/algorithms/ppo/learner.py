@@ -94,6 +94,10 @@ class PPOLearner(Learner):
             if shuffle and minibatch < size:
                 order = torch.as_tensor(self._rng.permutation(size), device=self.device)
                 epoch = {k: v[order] for k, v in tensors.items()}
+            if minibatch == size:
+                # Slicing every column to all its rows would cost 2 us a column, every epoch.
+                per_step.append(self.gradient_step(dict(epoch)))
+                continue
             for start in range(0, size - minibatch + 1, minibatch):
                 rows = slice(start, start + minibatch)
                 per_step.append(self.gradient_step({k: v[rows] for k, v in epoch.items()}))
