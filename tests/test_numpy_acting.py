@@ -4,6 +4,8 @@ arrays follow every change of the weights; anything the plan does not cover acts
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any, cast
 
 import gymnasium as gym
@@ -194,3 +196,29 @@ def test_a_float64_model_acts_on_torch(monkeypatch: pytest.MonkeyPatch) -> None:
         is None
     )
     assert answered == [True]
+
+
+def test_a_model_that_acted_pickles_and_copies_without_its_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The plan is held outside the model: a pickled or deep-copied model (a target network,
+    ``torch.save``) acts on its own parameters' arrays."""
+    policy = _policy(DISCRETE, fcnet_activation="relu")
+    policy.compute_actions(_obs())
+    model = cast(Any, policy.model)
+    assert numpy_acting._PLANS.get(model) is not None
+    restored = pickle.loads(pickle.dumps(model))
+    copied = copy.deepcopy(model)
+    with torch.no_grad():
+        for param in (*restored.parameters(), *copied.parameters()):
+            param.mul_(-1.0)
+    for other in (restored, copied):
+        assert numpy_acting._PLANS.get(other) is None
+        on_numpy = numpy_acting.numpy_actions(
+            other, policy.dist_class, _obs(), explore=False, value_preds=True
+        )
+        assert on_numpy is not None
+        with torch.no_grad():
+            x = torch.from_numpy(_obs())
+            values = other.value_branch(x).squeeze(-1).numpy()
+        np.testing.assert_allclose(on_numpy[1][SB.VF_PREDS], values, rtol=1e-5, atol=1e-6)

@@ -14,14 +14,16 @@ torch path draws (the uniforms of its Gumbel-max sampling, the normals of a Gaus
 act as before and the actions are the torch path's; log-likelihoods, distribution inputs and
 values are the same to float32 rounding (numpy sums in another order).
 
-A plan of the network's arrays is kept on the model and checked on every call: the modules and
-parameters it was made from must still be in place, with the same storage, and unhooked.
-Anything else returns None and torch acts (``runtime.core.lean_acting``).
+A plan of the network's arrays is kept for each model (outside it: a pickled, saved or copied
+model carries none) and checked on every call: the modules and parameters it was made from must
+still be in place, with the same storage, and unhooked. Anything else returns None and torch
+acts (``runtime.core.lean_acting``).
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from operator import is_
 from typing import Any, cast
@@ -42,8 +44,8 @@ Array = npt.NDArray[Any]
 use_numpy = True
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
-#: Where a plan is kept on the model (in ``__dict__``, outside the module's registries).
-_PLAN = "_numpy_acting_plan"
+#: The plan of each model (None: it has none).
+_PLANS: weakref.WeakKeyDictionary[nn.Module, _Plan | None] = weakref.WeakKeyDictionary()
 
 
 #: The activations a plan runs, by layer type.
@@ -141,13 +143,13 @@ def _make_plan(model: FullyConnectedNetwork) -> _Plan | None:
 def _plan_of(model: nn.Module) -> _Plan | None:
     if type(model) is not FullyConnectedNetwork:
         return None
-    plan = cast(_Plan | None, model.__dict__.get(_PLAN))
+    plan = _PLANS.get(model)
     if plan is not None and plan.current():
         return plan
     plan = _make_plan(model)
     if plan is not None and not plan.current():  # a hooked layer: torch calls it
         plan = None
-    model.__dict__[_PLAN] = plan
+    _PLANS[model] = plan
     return plan
 
 
