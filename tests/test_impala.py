@@ -161,7 +161,12 @@ def test_appo_moves_its_target_network_after_each_round_of_passes() -> None:
     try:
         learner = algo.get_policy().learner
         assert learner.target_period == 3
-        result = algo.train()
+        # The learner thread runs beside train(): on a loaded machine the first iteration can
+        # end before its first update, so train until the learner has reported and moved once.
+        for _ in range(50):
+            result = algo.train()
+            if result["info"]["learner"] and learner._updates >= 3:
+                break
         with algo._learner_thread.lock:
             updates = learner._updates
             moved = updates - updates % 3
