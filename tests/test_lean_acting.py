@@ -145,12 +145,3 @@ def test_random_first_steps_and_memory_take_the_general_path(
     lstm = _policy(DISCRETE, {"fcnet_hiddens": [8], "use_lstm": True, "lstm_cell_size": 4})
     _, _, answered = _both_paths(lstm, monkeypatch)
     assert answered == 0
-
-
-def test_run_layers_is_the_modules_call() -> None:
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(
-        torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Sequential(torch.nn.Linear(4, 2))
-    )
-    x = torch.randn(5, 3)
-    torch.testing.assert_close(lean_acting.run_layers(net, x), net(x), rtol=0, atol=0)

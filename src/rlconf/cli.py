@@ -22,6 +22,7 @@ from rlconf.errors import ConfigError
 from rlconf.experiment import Overrides, load_experiments, make_experiment
 from rlconf.log_setup import configure_logging
 from rlconf.registry import get_config_class, list_algorithms
+from rlconf.runtime_preload import preload_runtime
 from rlconf.sweep_run import DEFAULT_METRIC
 from rlconf.user_code import import_user_code
 
@@ -423,7 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    return _run_command(build_parser().parse_args(argv))
+
+
+def _run_command(args: argparse.Namespace) -> int:
     try:
         for target in args.imports:
             import_user_code(target)
@@ -463,7 +467,8 @@ EXIT_BROKEN_PIPE = 141
 def run() -> None:
     """The ``rlconf`` console script: ``main()``, then exit without the interpreter's final
     garbage collections, which take 0.3 s once torch is loaded (the memory goes back to the OS
-    with the process anyway; atexit handlers still run).
+    with the process anyway; atexit handlers still run). ``train`` and ``evaluate`` first
+    import the runtime without the collector's passes (``rlconf.runtime_preload``).
 
     A reader that closes our stdout early (``rlconf result-keys | head``) stops any subcommand
     quietly with code 141, as SIGPIPE stops a C program, instead of a BrokenPipeError
@@ -475,7 +480,10 @@ def run() -> None:
     ``rllib train``."""
     put_cwd_on_path()
     try:
-        code = main()
+        args = build_parser().parse_args()
+        if args.handler in (_cmd_train, _cmd_evaluate):
+            preload_runtime()
+        code = _run_command(args)
         sys.stdout.flush()  # here, not at exit, where a BrokenPipeError can't be caught
     except BrokenPipeError:
         # Python flushes stdout once more at exit: point it at devnull, so that this flush of

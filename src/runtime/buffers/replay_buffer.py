@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from runtime.core.postprocessing import N_STEP_GAMMA
 from runtime.core.sample_batch import SampleBatch
 
 Array = npt.NDArray[Any]
@@ -25,6 +26,17 @@ WEIGHTS = "weights"
 BATCH_INDEXES = "batch_indexes"
 #: Columns that ``sample`` adds; a stored batch must not have them.
 SAMPLED_COLUMNS = frozenset({WEIGHTS, BATCH_INDEXES})
+#: The columns of a replayed batch that the built-in TD losses (DQN, SAC, DDPG and TD3) read:
+#: their learners turn only these into tensors.
+TD_LOSS_COLUMNS: tuple[str, ...] = (
+    SampleBatch.OBS,
+    SampleBatch.ACTIONS,
+    SampleBatch.REWARDS,
+    SampleBatch.TERMINATEDS,
+    SampleBatch.NEXT_OBS,
+    N_STEP_GAMMA,
+    WEIGHTS,
+)
 #: ``get_state()`` arrays whose names start with this are a subclass's bookkeeping (the
 #: priorities of ``PrioritizedReplayBuffer``), not columns; no column may be named so.
 STATE_ONLY_PREFIX = "__"

@@ -31,7 +31,8 @@ import torch
 from torch import nn
 
 from runtime.core.exploration.stochastic_sampling import StochasticSampling
-from runtime.core.lean_acting import plain_trunk_model, run_layers
+from runtime.core.layer_calls import run_layers
+from runtime.core.lean_acting import plain_trunk_model
 from runtime.core.models import FullyConnectedNetwork
 from runtime.core.module import ActorCriticModule
 from runtime.core.sample_batch import SampleBatch

@@ -17,15 +17,15 @@ tracing) returns None and the general path acts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from runtime.core.exploration.stochastic_sampling import StochasticSampling
+from runtime.core.layer_calls import run_layers
 from runtime.core.models import TrunkModel
 from runtime.core.module import ActorCriticModule
 from runtime.core.numpy_acting import numpy_actions
@@ -36,26 +36,6 @@ if TYPE_CHECKING:
     from runtime.core.policy import TorchPolicy
 
 Array = npt.NDArray[Any]
-
-
-def run_layers(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """``module(x)`` for a module of one input: where nothing is hooked, a ``Sequential``'s
-    layers in turn, a ``Linear`` as ``F.linear`` and any other layer's ``forward`` called
-    directly (what ``nn.Module.__call__`` does then, without its cost); a hooked module is
-    called as a module. Assumes ``no_global_hooks()``."""
-    if not unhooked(module):
-        return module(x)  # type: ignore[no-any-return]
-    kind = type(module)
-    if kind is nn.Sequential:
-        for layer in cast(nn.Sequential, module):
-            x = run_layers(layer, x)
-        return x
-    if kind is nn.Linear:
-        linear = cast(nn.Linear, module)
-        return F.linear(x, linear.weight, linear.bias)
-    if kind is nn.Identity:
-        return x
-    return module.forward(x)  # type: ignore[no-any-return]
 
 
 def plain_trunk_model(model: nn.Module) -> bool:

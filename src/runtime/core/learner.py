@@ -239,10 +239,13 @@ class Learner:
         max_seq_len = int(self.module.model_config["max_seq_len"])
         return sequence_bounds(batch, max_seq_len)
 
-    def replay_update(self, batch: SampleBatch) -> dict[str, Any]:
-        """One gradient step on a replayed batch whose losses report a per-row ``td_error``:
-        it goes back in the info as a numpy array (prioritized replay's new priorities)."""
-        stats = self.gradient_step(self.batch_tensors(batch))
+    def replay_update(
+        self, batch: SampleBatch, columns: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        """One gradient step on a replayed batch (its ``columns`` only, when given) whose losses
+        report a per-row ``td_error``: it goes back in the info as a numpy array (prioritized
+        replay's new priorities)."""
+        stats = self.gradient_step(self.batch_tensors(batch, columns))
         td_error = stats.pop("td_error")
         info = self.info({k: float(v) for k, v in stats.items()})
         info["td_error"] = td_error.cpu().numpy()
@@ -252,6 +255,17 @@ class Learner:
         """The learner info of one update: its stats plus ``cur_lr``, and the update count."""
         stats.setdefault("cur_lr", self.cur_lr)
         return {"learner_stats": stats, "num_grad_updates": self.num_grad_updates}
+
+    def loss_columns(
+        self, owner: type[Learner], columns: tuple[str, ...]
+    ) -> tuple[str, ...] | None:
+        """``columns`` (what ``owner``'s losses read) when this learner computes its losses as
+        ``owner`` does, else None (all): a subclass with losses of its own may read any column.
+        Each column left out saves a tensor conversion per gradient step."""
+        kind = type(self)
+        if kind.compute_loss is owner.compute_loss and kind.compute_losses is owner.compute_losses:
+            return columns
+        return None
 
     def batch_tensors(self, batch: SampleBatch, columns: tuple[str, ...] | None = None) -> Tensors:
         """The batch's numeric columns (only ``columns`` when given) as tensors."""

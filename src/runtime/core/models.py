@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from runtime.core.layer_calls import no_global_hooks, run_layers
 from runtime.core.tanh import Tanh
 
 _ACTIVATIONS: dict[str, type[nn.Module] | None] = {
@@ -148,20 +149,29 @@ class TrunkModel(TorchModel):
         self, input_dict: dict[str, torch.Tensor], state: list[torch.Tensor], seq_lens: Any
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         obs = input_dict[self.obs_key]
-        features = self.trunk(obs)
+        # The layers' forward called directly where nothing is hooked (runtime.core.layer_calls).
+        if no_global_hooks():
+            features = run_layers(self.trunk, obs)
+            outputs = run_layers(self.log_std, run_layers(self.logits, features))
+        else:
+            features = self.trunk(obs)
+            outputs = self.log_std(self.logits(features))
         # Straight into __dict__: Module.__setattr__'s checks cost more than a small layer.
         self.__dict__["_features"] = features if self.vf_share_layers else obs
-        return self.log_std(self.logits(features)), state
+        return outputs, state
 
     def value_function(self) -> torch.Tensor:
         assert self._features is not None, "value_function() is called after forward()"
-        out: torch.Tensor = self.value_branch(self._features)
-        return out.squeeze(-1)
+        return self._value_branch(self._features)
 
     def values(self, input_dict: dict[str, torch.Tensor]) -> torch.Tensor:
         if self.vf_share_layers:
             return super().values(input_dict)
-        out: torch.Tensor = self.value_branch(input_dict[self.obs_key])
+        return self._value_branch(input_dict[self.obs_key])
+
+    def _value_branch(self, x: torch.Tensor) -> torch.Tensor:
+        branch = self.value_branch
+        out: torch.Tensor = run_layers(branch, x) if no_global_hooks() else branch(x)
         return out.squeeze(-1)
 
 

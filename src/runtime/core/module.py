@@ -18,6 +18,7 @@ import gymnasium as gym
 import torch
 from torch import nn
 
+from runtime.core.layer_calls import run_model
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
 from runtime.core.sample_batch import SampleBatch as SB
@@ -133,7 +134,7 @@ class ActorCriticModule(RLModule):
     def _forward(self, batch: Tensors, values: bool) -> Tensors:
         if self.is_recurrent:
             return self._forward_memory(batch, values)
-        inputs, _ = self.model(obs_input(batch[SB.OBS]), [], None)
+        inputs, _ = run_model(self.model, obs_input(batch[SB.OBS]), [], None)
         out = {SB.ACTION_DIST_INPUTS: inputs}
         if values:
             out[SB.VF_PREDS] = self.model.value_function()

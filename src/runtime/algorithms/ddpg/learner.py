@@ -16,6 +16,7 @@ from torch import nn
 
 from runtime.algorithms.ddpg.loss import DDPGLossSettings, ddpg_loss
 from runtime.algorithms.ddpg.module import DDPGModule
+from runtime.buffers.replay_buffer import TD_LOSS_COLUMNS
 from runtime.core.learner import Learner, OptimizerSettings
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.settings import settings_of
@@ -93,7 +94,7 @@ class DDPGLearner(Learner):
         return losses
 
     def update(self, batch: SampleBatch) -> dict[str, Any]:
-        return self.replay_update(batch)
+        return self.replay_update(batch, self.loss_columns(DDPGLearner, TD_LOSS_COLUMNS))
 
     @property
     def cur_lr(self) -> float:

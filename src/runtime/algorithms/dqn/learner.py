@@ -12,6 +12,7 @@ import torch
 
 from runtime.algorithms.dqn.loss import dqn_loss
 from runtime.algorithms.dqn.module import QModule
+from runtime.buffers.replay_buffer import TD_LOSS_COLUMNS
 from runtime.core.learner import Learner
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.settings import settings_of
@@ -38,4 +39,4 @@ class DQNLearner(Learner):
         )
 
     def update(self, batch: SampleBatch) -> dict[str, Any]:
-        return self.replay_update(batch)
+        return self.replay_update(batch, self.loss_columns(DQNLearner, TD_LOSS_COLUMNS))

@@ -17,6 +17,7 @@ from torch import nn
 
 from runtime.algorithms.sac.loss import sac_loss
 from runtime.algorithms.sac.module import SACModule
+from runtime.buffers.replay_buffer import TD_LOSS_COLUMNS
 from runtime.core.learner import Learner, OptimizerSettings
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.settings import setting, settings_of
@@ -80,7 +81,7 @@ class SACLearner(Learner):
         return losses
 
     def update(self, batch: SampleBatch) -> dict[str, Any]:
-        return self.replay_update(batch)
+        return self.replay_update(batch, self.loss_columns(SACLearner, TD_LOSS_COLUMNS))
 
     @property
     def cur_lr(self) -> float:

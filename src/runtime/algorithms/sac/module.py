@@ -26,6 +26,7 @@ from runtime.core.distributions import (
     SquashedGaussian,
     distribution_for,
 )
+from runtime.core.layer_calls import run_model
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
 from runtime.core.module import RLModule, obs_input
@@ -121,7 +122,7 @@ class SACModule(RLModule):
     # ------------------------------------------------------------------ forward passes
 
     def policy_inputs(self, obs: torch.Tensor) -> torch.Tensor:
-        inputs: torch.Tensor = self.model(obs_input(obs), [], None)[0]
+        inputs: torch.Tensor = run_model(self.model, obs_input(obs), [], None)[0]
         return inputs
 
     def action_distribution(self, obs: torch.Tensor) -> ActionDistribution:
@@ -137,7 +138,7 @@ class SACModule(RLModule):
             assert actions is not None
             flat = torch.cat([obs.reshape(len(obs), -1), actions.reshape(len(obs), -1)], dim=-1)
             inputs = obs_input(flat)
-        outs = [q(inputs, [], None)[0] for q in self.q_nets]
+        outs = [run_model(q, inputs, [], None)[0] for q in self.q_nets]
         values = torch.stack(outs)
         return values if self.discrete else values.squeeze(-1)
 
