@@ -16,9 +16,10 @@ file).
 
 Both sides step the same number of env steps per measurement (about ``--seconds`` at the slower
 side's warm-up rate), alternating (the order flips every round) for ``--rounds`` rounds; the
-table shows the medians and ours / loop. Building an algorithm sets torch's threads (one unless
-``OMP_NUM_THREADS`` is set, as in the main job; NumPy's BLAS, which our acting uses, gets the
-same count); ``--threads`` sets them after that, for both sides.
+table shows the medians and ours / loop. Each case (model, N) is built, measured and stopped
+before the next, as a process runs one sampler. Building an algorithm sets torch's threads
+(one unless ``OMP_NUM_THREADS`` is set, as in the main job; NumPy's BLAS, which our acting uses,
+gets the same count); ``--threads`` sets them after that, for both sides.
 
 Target: ours >= 0.9 x the loop at every N, with both models. Prints the machine, a table, then
 one JSON object on its last line.
@@ -29,6 +30,7 @@ one JSON object on its last line.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -36,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -153,6 +156,52 @@ def timed(run: Callable[[], int], steps: int) -> float:
     return done / (time.perf_counter() - start)
 
 
+def measure(case: Case, seconds: float, rounds: int) -> None:
+    """Warm both sides up (kernels, env resets, first episodes), which also sizes the
+    measurements, then ``rounds`` rounds of both, alternating which goes first."""
+    start = time.perf_counter()
+    loop_steps = case.loop.rollout()
+    loop_rate = loop_steps / (time.perf_counter() - start)
+    start = time.perf_counter()
+    our_steps = case.ours()
+    our_rate = our_steps / (time.perf_counter() - start)
+    unit = max(loop_steps, our_steps)
+    case.steps = unit * max(1, round(seconds * min(loop_rate, our_rate) / unit))
+    case.loop_rates, case.our_rates = [], []
+    for r in range(rounds):
+        if r % 2 == 0:
+            case.loop_rates.append(timed(case.loop.rollout, case.steps))
+            case.our_rates.append(timed(case.ours, case.steps))
+        else:
+            case.our_rates.append(timed(case.ours, case.steps))
+            case.loop_rates.append(timed(case.loop.rollout, case.steps))
+
+
+def report(case: Case) -> dict[str, Any]:
+    """The case's row: the medians and ours / loop (printed, and returned for the JSON)."""
+    assert case.loop_rates is not None and case.our_rates is not None
+    loop = statistics.median(case.loop_rates)
+    ours = statistics.median(case.our_rates)
+    ratio = ours / loop
+    model = case.algo.get_policy().module.model_config
+    hiddens = "x".join(str(h) for h in model["fcnet_hiddens"])
+    print(
+        f"{case.model:8s} {hiddens:>10s} {case.num_envs:3d} {case.steps:7d} {loop:8.0f} "
+        f"{ours:8.0f} {ratio:9.2f}  {'pass' if ratio >= TARGET else 'FAIL'}"
+    )
+    return {
+        "model": case.model,
+        "fcnet_hiddens": list(model["fcnet_hiddens"]),
+        "fcnet_activation": model["fcnet_activation"],
+        "num_envs": case.num_envs,
+        "steps_per_measurement": case.steps,
+        "loop_steps_per_s": round(loop),
+        "ours_steps_per_s": round(ours),
+        "ratio": round(ratio, 3),
+        "pass": ratio >= TARGET,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="per side and measurement")
@@ -162,66 +211,30 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("RLCONF_RESULTS_DIR", tempfile.mkdtemp(prefix="rlconf_sampling_"))
 
-    cases = [
-        build(name, model, n, args.fragment) for name, model in models().items() for n in NUM_ENVS
-    ]
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-        # Our acting's NumPy BLAS too (building an algorithm gave it torch's count).
-        set_blas_threads(args.threads)
-    machine = print_machine()
-    print(f"torch threads while measuring: {torch.get_num_threads()}")
-    for case in cases:
-        # Warm-up (kernels, env resets, first episodes), which also sizes the measurements.
-        start = time.perf_counter()
-        loop_steps = case.loop.rollout()
-        loop_rate = loop_steps / (time.perf_counter() - start)
-        start = time.perf_counter()
-        our_steps = case.ours()
-        our_rate = our_steps / (time.perf_counter() - start)
-        unit = max(loop_steps, our_steps)
-        case.steps = unit * max(1, round(args.seconds * min(loop_rate, our_rate) / unit))
-        case.loop_rates, case.our_rates = [], []
-    for r in range(args.rounds):
-        for case in cases:
-            assert case.loop_rates is not None and case.our_rates is not None
-            if r % 2 == 0:
-                case.loop_rates.append(timed(case.loop.rollout, case.steps))
-                case.our_rates.append(timed(case.ours, case.steps))
-            else:
-                case.our_rates.append(timed(case.ours, case.steps))
-                case.loop_rates.append(timed(case.loop.rollout, case.steps))
-
-    rows = []
-    print(
-        f"{'model':8s} {'hiddens':>10s} {'N':>3s} {'steps':>7s} {'loop/s':>8s} {'ours/s':>8s} "
-        f"{'ours/loop':>9s}  target {TARGET}"
-    )
-    for case in cases:
-        assert case.loop_rates is not None and case.our_rates is not None
-        loop = statistics.median(case.loop_rates)
-        ours = statistics.median(case.our_rates)
-        ratio = ours / loop
-        model = case.algo.get_policy().module.model_config
-        hiddens = "x".join(str(h) for h in model["fcnet_hiddens"])
-        row = {
-            "model": case.model,
-            "fcnet_hiddens": list(model["fcnet_hiddens"]),
-            "fcnet_activation": model["fcnet_activation"],
-            "num_envs": case.num_envs,
-            "steps_per_measurement": case.steps,
-            "loop_steps_per_s": round(loop),
-            "ours_steps_per_s": round(ours),
-            "ratio": round(ratio, 3),
-            "pass": ratio >= TARGET,
-        }
-        rows.append(row)
-        print(
-            f"{case.model:8s} {hiddens:>10s} {case.num_envs:3d} {case.steps:7d} {loop:8.0f} "
-            f"{ours:8.0f} {ratio:9.2f}  {'pass' if row['pass'] else 'FAIL'}"
-        )
-        case.algo.stop()
-        case.loop.envs.close()
+    rows: list[dict[str, Any]] = []
+    machine: dict[str, object] | None = None
+    for name, model in models().items():
+        for num_envs in NUM_ENVS:
+            # One case at a time, stopped before the next is built: a process runs one sampler,
+            # and the other cases' objects would slow the collector's passes for both sides.
+            case = build(name, model, num_envs, args.fragment)
+            if args.threads is not None:
+                torch.set_num_threads(args.threads)
+                # Our acting's NumPy BLAS too (building an algorithm gave it torch's count).
+                set_blas_threads(args.threads)
+            if machine is None:
+                machine = print_machine()
+                print(f"torch threads while measuring: {torch.get_num_threads()}")
+                print(
+                    f"{'model':8s} {'hiddens':>10s} {'N':>3s} {'steps':>7s} {'loop/s':>8s} "
+                    f"{'ours/s':>8s} {'ours/loop':>9s}  target {TARGET}"
+                )
+            measure(case, args.seconds, args.rounds)
+            rows.append(report(case))
+            case.algo.stop()
+            case.loop.envs.close()
+            del case
+            gc.collect()
     summary = {
         "machine": machine,
         "threads": torch.get_num_threads(),
