@@ -82,7 +82,6 @@ def test_direct_calls_give_the_module_calls_outputs_and_gradients_exactly(
     direct = [_outputs_and_grads(module, forward) for module, forward in _passes()]
     monkeypatch.setattr(layer_calls, "no_global_hooks", lambda: False)
     monkeypatch.setattr("runtime.core.models.no_global_hooks", lambda: False)
-    monkeypatch.setattr("runtime.algorithms.dqn.module.no_global_hooks", lambda: False)
     called = [_outputs_and_grads(module, forward) for module, forward in _passes()]
     for (out, grads), (out_m, grads_m) in zip(direct, called, strict=True):
         torch.testing.assert_close(out, out_m, rtol=0, atol=0)

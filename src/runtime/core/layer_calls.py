@@ -19,7 +19,7 @@ from torch import nn
 
 from runtime.core.torch_private import no_global_hooks, unhooked
 
-__all__ = ["no_global_hooks", "run_layers", "run_model"]
+__all__ = ["call_layers", "no_global_hooks", "run_layers", "run_model"]
 
 
 def run_layers(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -40,6 +40,12 @@ def run_layers(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
     if kind is nn.Identity:
         return x
     return module.forward(x)  # type: ignore[no-any-return]
+
+
+def call_layers(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``module(x)``: ``run_layers`` where nothing is hooked globally or traced, else the module
+    called as a module."""
+    return run_layers(module, x) if no_global_hooks() else module(x)
 
 
 def run_model(model: nn.Module, *args: Any) -> Any:

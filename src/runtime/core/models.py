@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from runtime.core.layer_calls import no_global_hooks, run_layers
+from runtime.core.layer_calls import call_layers, no_global_hooks, run_layers
 from runtime.core.tanh import Tanh
 
 _ACTIVATIONS: dict[str, type[nn.Module] | None] = {
@@ -170,9 +170,7 @@ class TrunkModel(TorchModel):
         return self._value_branch(input_dict[self.obs_key])
 
     def _value_branch(self, x: torch.Tensor) -> torch.Tensor:
-        branch = self.value_branch
-        out: torch.Tensor = run_layers(branch, x) if no_global_hooks() else branch(x)
-        return out.squeeze(-1)
+        return call_layers(self.value_branch, x).squeeze(-1)
 
 
 class FullyConnectedNetwork(TrunkModel):

@@ -23,6 +23,7 @@ from torch import nn
 
 from rlconf.errors import ConfigError
 from runtime.core.distributions import distribution_for
+from runtime.core.layer_calls import run_model
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import activation, linear
 from runtime.core.module import RLModule, obs_input
@@ -77,7 +78,7 @@ class _Features(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         if self.model is None:
             return obs.reshape(len(obs), -1)
-        features: torch.Tensor = self.model(obs_input(obs), [], None)[0]
+        features: torch.Tensor = run_model(self.model, obs_input(obs), [], None)[0]
         return features
 
 

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from rlconf.errors import ConfigError
-from runtime.core.layer_calls import no_global_hooks, run_layers, run_model
+from runtime.core.layer_calls import call_layers, run_model
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel, linear, mlp
 from runtime.core.module import RLModule, obs_input
@@ -73,12 +73,10 @@ class QModule(RLModule):
 
     def q_values(self, obs: torch.Tensor) -> torch.Tensor:
         features, _ = run_model(self.model, obs_input(obs), [], None)
-        direct = no_global_hooks()
-        advantages = run_layers(self.advantage, features) if direct else self.advantage(features)
+        advantages = call_layers(self.advantage, features)
         if self.value is None:
             return advantages
-        value = self.value
-        state_value = run_layers(value, features) if direct else value(features)
+        state_value = call_layers(self.value, features)
         return state_value + advantages - advantages.mean(dim=-1, keepdim=True)
 
     def forward_train(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
