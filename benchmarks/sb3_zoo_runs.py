@@ -12,6 +12,8 @@ main jobs stop.
   gradient_steps 128, exploration_fraction 0.16 and exploration_final_eps 0.04 of the zoo's 50k
   steps; a greedy evaluation (10 episodes, deterministic) every 2,000 env steps, stopping at the
   first mean of at least 450, as ``examples/tuned/cartpole-dqn.yaml`` does (or at 50k steps).
+  With ``--trace STEPS`` it does not stop: it trains for STEPS env steps (exploring over the
+  same 8,000 steps) and prints every evaluation (``stay_solved.py``).
 
 Torch runs one thread, as our main jobs' driver does, unless ``OMP_NUM_THREADS`` is set (then
 torch's own choice, as on our side). Run by ``vs_sb3.py`` under an interpreter that has
@@ -84,26 +86,40 @@ def ppo(seed: int) -> dict[str, Any]:
     return {"env_steps": int(model.num_timesteps), "reward": stop.reward}
 
 
-def dqn(seed: int) -> dict[str, Any]:
+def dqn(seed: int, trace: int = 0) -> dict[str, Any]:
+    """The zoo's DQN until the first greedy mean of 450; with ``trace``, for ``trace`` env
+    steps without stopping, with every evaluation's ``[env steps, mean]`` in ``trace``."""
     import gymnasium as gym
     from stable_baselines3 import DQN
     from stable_baselines3.common.callbacks import (
+        BaseCallback,
         EvalCallback,
         StopTrainingOnRewardThreshold,
     )
     from stable_baselines3.common.monitor import Monitor  # type: ignore[import-not-found]
+
+    curve: list[list[float]] = []
+
+    class Record(BaseCallback):  # type: ignore[misc]
+        """Called after each evaluation: keeps its mean."""
+
+        def _on_step(self) -> bool:
+            curve.append([int(self.parent.num_timesteps), float(self.parent.last_mean_reward)])
+            return True
 
     env = gym.make(ENV)
     eval_env = Monitor(gym.make(ENV))
     stop = StopTrainingOnRewardThreshold(reward_threshold=TARGET, verbose=0)
     evaluation = EvalCallback(
         eval_env,
-        callback_on_new_best=stop,
+        callback_on_new_best=None if trace else stop,
+        callback_after_eval=Record() if trace else None,
         n_eval_episodes=10,
         eval_freq=EVAL_EVERY,
         deterministic=True,
         verbose=0,
     )
+    steps = trace or DQN_STEPS
     model = DQN(
         "MlpPolicy",
         env,
@@ -115,24 +131,29 @@ def dqn(seed: int) -> dict[str, Any]:
         target_update_interval=10,
         train_freq=256,
         gradient_steps=128,
-        exploration_fraction=0.16,
+        # The zoo's 16% of 50k steps: 8,000 steps, whatever the budget.
+        exploration_fraction=0.16 * DQN_STEPS / steps,
         exploration_final_eps=0.04,
         policy_kwargs={"net_arch": [256, 256]},
         seed=seed,
         verbose=0,
     )
-    model.learn(total_timesteps=DQN_STEPS, callback=evaluation)
-    return {
+    model.learn(total_timesteps=steps, callback=evaluation)
+    result: dict[str, Any] = {
         "env_steps": int(model.num_timesteps),
         "reward": float(evaluation.last_mean_reward),
         "grad_updates": int(model._n_updates),
     }
+    if trace:
+        result |= {"trace": curve, "target": TARGET}
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algo", choices=["ppo", "dqn"], required=True)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trace", type=int, default=0, help="dqn: env steps, without stopping")
     args = parser.parse_args()
 
     import torch
@@ -141,7 +162,7 @@ def main() -> None:
     if "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(1)
     print_machine()
-    result = ppo(args.seed) if args.algo == "ppo" else dqn(args.seed)
+    result = ppo(args.seed) if args.algo == "ppo" else dqn(args.seed, args.trace)
     result = {"algo": args.algo, "seed": args.seed, **result}
     result["solved"] = result["reward"] >= TARGET
     result["threads"] = torch.get_num_threads()

@@ -169,6 +169,8 @@ def test_env_creators_get_an_env_context() -> None:
     assert [c.vector_index for c in seen] == [0, 1]
     assert all(c["length"] == 3 and c.worker_index == 0 and not c.remote for c in seen)
     assert worker.foreach_env(lambda env: env.length) == [3, 3]
+    # RLlib's worker.env: the first sub-env.
+    assert worker.env is worker.envs[0] and worker.env.length == 3
     by_path = _worker(_config("tests.envs:CorridorEnv").environment(env_config={"length": 4}))
     assert by_path.foreach_env(lambda env: env.length) == [4]
     contexts = by_path.foreach_env_with_context(lambda env, ctx: ctx.vector_index)
@@ -237,3 +239,22 @@ def test_the_last_row_of_an_episode_holds_its_final_observation_not_the_reset_on
     final = batch["new_obs"][ends]
     # CartPole terminates when the cart leaves [-2.4, 2.4] or the pole tips past 12 degrees.
     assert np.all((np.abs(final[:, 0]) > 2.4) | (np.abs(final[:, 2]) > 0.2094))
+
+
+def test_an_observation_outside_the_space_is_refused_with_the_space() -> None:
+    """compute_single_action with a flattened sample of a Dict space (the policy's space, not
+    the env's) or a Box observation of the wrong size: the error names the space, not a numpy
+    index."""
+    import gymnasium as gym
+    import pytest
+
+    from runtime.env.preprocessors import get_preprocessor
+
+    space = gym.spaces.Dict({"a": gym.spaces.Box(-1.0, 1.0, (3,)), "b": gym.spaces.Discrete(2)})
+    pre = get_preprocessor(space, {})
+    assert pre.transform(space.sample()).shape == (5,)
+    with pytest.raises(ValueError, match=r"does not fit the observation space Dict"):
+        pre.transform(np.zeros(5, np.float32))
+    box = get_preprocessor(gym.spaces.Box(-1.0, 1.0, (4,)), {})
+    with pytest.raises(ValueError, match=r"3 values where the space has 4"):
+        box.transform(np.zeros(3, np.float32))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rlconf.algorithm_config import AlgorithmConfig
+from runtime.buffers.multi_agent_replay_buffer import MultiAgentReplayBuffer
 from runtime.callbacks import DefaultCallbacks
 from runtime.cluster.cpu_threads import set_learner_threads
 from runtime.cluster.driver_environment import set_driver_environs
@@ -89,6 +90,9 @@ class Algorithm(
     action_spaces: ClassVar[SpaceTypes] = ()
     #: Makes the policies of the workers (from the parts above).
     policy_class: ClassVar[PolicyBuilder] = PolicyBuilder(None)
+    #: The replay buffers of an off-policy algorithm as one object (RLlib's name); None for
+    #: the algorithms that replay nothing.
+    local_replay_buffer: MultiAgentReplayBuffer | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

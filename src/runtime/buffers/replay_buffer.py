@@ -12,7 +12,8 @@ priorities.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -113,6 +114,12 @@ class ReplayBuffer:
         columns[BATCH_INDEXES] = index
         return SampleBatch(columns)
 
+    @property
+    def _storage(self) -> StoredRows:
+        """The stored rows by slot, each a one-row SampleBatch: RLlib's ``_storage``, which its
+        tests compare between a buffer and its restored copy."""
+        return StoredRows(self._columns, self._size)
+
     def get_state(self) -> tuple[dict[str, Any], dict[str, Array]]:
         """JSON-able bookkeeping and the stored rows as arrays (oldest first)."""
         order = (self._next - self._size + np.arange(self._size)) % self.capacity
@@ -142,3 +149,28 @@ class ReplayBuffer:
         self.num_added = int(meta.get("num_added", self._size))
         if "rng" in meta:
             self._rng.bit_generator.state = dict(meta["rng"])
+
+
+class StoredRows(Sequence[SampleBatch]):
+    """A buffer's rows by slot, read on demand (``ReplayBuffer._storage``)."""
+
+    def __init__(self, columns: dict[str, Array], size: int) -> None:
+        self._columns = columns
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, index: int) -> SampleBatch: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SampleBatch]: ...
+
+    def __getitem__(self, index: int | slice) -> SampleBatch | list[SampleBatch]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._size))]
+        if not -self._size <= index < self._size:
+            raise IndexError(f"row {index} of a buffer holding {self._size}")
+        row = index % self._size
+        return SampleBatch({k: v[row : row + 1] for k, v in self._columns.items()})

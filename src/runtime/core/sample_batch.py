@@ -91,6 +91,13 @@ class SampleBatch:
     def items(self) -> Iterable[tuple[str, npt.NDArray[Any]]]:
         return self._columns.items()
 
+    # RLlib's SampleBatch is a dict: code written for it reads keys() and values().
+    def keys(self) -> Iterable[str]:
+        return self._columns.keys()
+
+    def values(self) -> Iterable[npt.NDArray[Any]]:
+        return self._columns.values()
+
     def get(self, name: str, default: Any = None) -> Any:
         return self._columns.get(name, default)
 

@@ -38,9 +38,37 @@ class Preprocessor:
 
     def transform_many(self, observations: Sequence[Any]) -> Array:
         """One row per observation, shape ``(len(observations), *self.shape)``."""
-        if self.keep_image:
-            return np.asarray(observations, dtype=np.float32)
-        return _flatten(self.space, observations)
+        try:
+            if self.keep_image:
+                return np.asarray(observations, dtype=np.float32)
+            flat = _flatten(self.space, observations)
+            if flat.shape[1] != self.size:
+                raise ValueError(f"{flat.shape[1]} values where the space has {self.size}")
+            return flat
+        except (IndexError, KeyError, TypeError, ValueError) as error:
+            # A wrong observation fails deep in numpy indexing: say which space it missed.
+            if not _flat_size_known(self.space):
+                raise
+            sample = observations[0] if len(observations) else None
+            raise ValueError(
+                f"observation {_short(sample)} does not fit the observation space "
+                f"{self.space} ({type(error).__name__}: {error}); pass observations as the "
+                "env returns them"
+            ) from error
+
+
+def _flat_size_known(space: gym.Space[Any]) -> bool:
+    """Whether ``space`` is one the preprocessor supports (else its own error stands)."""
+    try:
+        _flat_size(space)
+    except ValueError:
+        return False
+    return True
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _flat_size(space: gym.Space[Any]) -> int:

@@ -395,6 +395,12 @@ class RolloutWorker(WorkerPolicies):
 
     # ------------------------------------------------------------------ policies
 
+    @property
+    def env(self) -> Any:
+        """The worker's first sub-env (``envs[0]``), as RLlib's ``worker.env``: what user code
+        reads spaces or state from; None on a worker without envs (reading from input)."""
+        return self.envs[0] if self.envs else None
+
     def foreach_env(self, func: Callable[[Any], T]) -> list[T]:
         return [func(env) for env in self.envs]
 

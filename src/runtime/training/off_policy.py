@@ -35,6 +35,7 @@ import numpy as np
 from rlconf.replay_buffer_config import complete_replay_buffer_config
 from runtime.algorithm import Algorithm
 from runtime.buffers.factory import make_replay_buffer
+from runtime.buffers.multi_agent_replay_buffer import MultiAgentReplayBuffer
 from runtime.buffers.prioritized_replay_buffer import PrioritizedReplayBuffer
 from runtime.buffers.replay_buffer import BATCH_INDEXES, ReplayBuffer
 from runtime.core.multi_agent_batch import MultiAgentBatch
@@ -72,6 +73,8 @@ class OffPolicyAlgorithm(Algorithm):
             OffPolicySettings, self.config, type(self).__name__
         )
         self.replay_buffers = {}
+        #: RLlib's name for the buffers, as one object (``add``, ``sample``, ``replay_buffers``).
+        self.local_replay_buffer = MultiAgentReplayBuffer(self.replay_buffers, self.replay_buffer)
         self.learning_starts = int(settings.num_steps_sampled_before_learning_starts)
         intensity = settings.training_intensity
         self.training_intensity = None if intensity is None else float(intensity)
