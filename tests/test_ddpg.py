@@ -301,6 +301,39 @@ def test_explore_false_acts_on_the_actor_and_exploring_adds_noise() -> None:
         algo.stop()
 
 
+@pytest.mark.parametrize("config_class", [DDPGConfig, TD3Config])
+def test_acting_advances_the_timestep_past_random_timesteps(config_class: Any) -> None:
+    """As the reference: every observation acted on through compute_single_action advances
+    the policy's timestep, explore or not, so the random window of 50 timesteps ends after 50
+    calls, and the noise is then the (tiny) scaled noise around the deterministic action."""
+    noise = {"ou_base_scale": 0.001} if config_class is DDPGConfig else {"stddev": 0.001}
+    base = config_class().rollouts(num_workers=0).environment("Pendulum-v1").debugging(seed=1)
+    exploration = {
+        **dict(base.exploration_config),
+        "random_timesteps": 50,
+        "initial_scale": 0.001,
+        "final_scale": 0.001,
+        **noise,
+    }
+    algo = base.exploration(exploration_config=exploration).build()
+    try:
+        obs = np.array([0.0, 0.1, -0.1], dtype=np.float32)
+        policy = algo.get_policy()
+        deterministic = algo.compute_single_action(obs, explore=False)
+        random = [algo.compute_single_action(obs, explore=True) for _ in range(49)]
+        assert policy.global_timestep == 50
+        assert np.std(random) > 0.5
+        assert not any(np.allclose(a, deterministic, atol=0.01) for a in random)
+        after = [algo.compute_single_action(obs, explore=True) for _ in range(20)]
+        assert all(np.allclose(a, deterministic, atol=0.01) for a in after)
+        # The policy's own compute_single_action counts too; a training round sets the
+        # timestep from the env steps sampled.
+        policy.compute_single_action(obs)
+        assert policy.global_timestep == 71
+    finally:
+        algo.stop()
+
+
 # ------------------------------------------------------------------ RLlib's files
 
 RLLIB_PENDULUM_TD3 = """

@@ -397,6 +397,9 @@ class TorchPolicy:
             explore=explore,
             timestep=timestep,
         )
+        # The reference advances the timestep with every observation acted on (see
+        # ``Acting._compute``); the samplers' rounds set it from the env steps sampled.
+        self.global_timestep += 1
         return actions[0], [s[0] for s in states], {k: v[0] for k, v in extra.items()}
 
     @torch.inference_mode()

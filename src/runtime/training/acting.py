@@ -254,6 +254,10 @@ class Acting(Trainable):
         actions, states, extra = policy.compute_actions(
             obs, state_batches, prev_actions, prev_rewards, explore=explore, timestep=timestep
         )
+        # As in the reference, every observation acted on advances the policy's timestep, so
+        # an exploration's random_timesteps and schedules run on between training rounds (the
+        # next round sets it from the env steps sampled again).
+        policy.global_timestep += len(observations)
         settings = self.settings
         unsquash = settings.normalize_actions if unsquash_action is None else unsquash_action
         clip = settings.clip_actions if clip_action is None else clip_action
