@@ -490,3 +490,14 @@ def test_the_env_runner_names_of_ray_2_10_set_the_worker_counts() -> None:
     config = PPOConfig.from_dict({"num_env_runners": 2, "evaluation_num_env_runners": 1})
     assert config["num_workers"] == 2 and config["evaluation_num_workers"] == 1
     assert "evaluation_num_env_runners" not in config.to_dict()
+
+
+def test_sacs_optimization_config_is_the_rllib_2x_name_of_optimization() -> None:
+    from rlconf import SACConfig
+
+    config = SACConfig().training(optimization_config={"actor_learning_rate": 0.005})  # type: ignore[call-arg]
+    assert config["optimization"]["actor_learning_rate"] == 0.005
+    assert config["optimization"]["critic_learning_rate"] == 3e-4  # merged, as the reference
+    assert "optimization_config" not in config.to_dict()
+    with pytest.raises(ConfigError, match=r"optimization_config: unknown key for PPOConfig"):
+        PPOConfig().training(optimization_config={})  # type: ignore[call-arg]

@@ -46,6 +46,7 @@ KEY_ALIASES: dict[str, KeyAlias] = {
     "custom_evaluation_function": KeyAlias("custom_eval_function"),
     "num_rollout_workers": KeyAlias("num_workers"),
     "num_env_runners": KeyAlias("num_workers"),
+    "optimization_config": KeyAlias("optimization"),
     "evaluation_num_env_runners": KeyAlias("evaluation_num_workers"),
     "metrics_smoothing_episodes": KeyAlias("metrics_num_episodes_for_smoothing", deprecated=True),
     "monitor": KeyAlias("record_env", deprecated=True),
