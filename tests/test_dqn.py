@@ -135,3 +135,15 @@ def test_the_replayed_minibatch_may_be_smaller_than_a_fragment() -> None:
 
     with pytest.raises(ConfigError, match=r"train_batch_size.*rollout_fragment_length"):
         PPOConfig().rollouts(rollout_fragment_length=256).training(train_batch_size=64).validate()
+
+
+def test_rainbows_switches_are_taken_off_and_refused_on() -> None:
+    """RLlib's DQN files spell out num_atoms: 1, noisy: False (pong-dqn.yaml): accepted as the
+    one-Q-value DQN they ask for; distributional or noisy values are refused with the reason."""
+    off = {"num_atoms": 1, "noisy": False, "v_min": -10.0, "v_max": 10.0, "sigma0": 0.5}
+    config = DQNConfig.from_dict(off)
+    assert {k: config[k] for k in off} == off
+    with pytest.raises(ConfigError, match=r"num_atoms=51 .*distributional Q-learning"):
+        DQNConfig.from_dict({"num_atoms": 51})
+    with pytest.raises(ConfigError, match=r"noisy=True .*noisy networks"):
+        DQNConfig().training(noisy=True)

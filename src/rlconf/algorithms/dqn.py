@@ -13,8 +13,18 @@ from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyAr
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import ListOf, PosInt
 from rlconf.generated.dqn_fluent import DQNConfigFluent
+from rlconf.inert_keys import InertKey
 from rlconf.section import Section
 from rlconf.sections.training import TRAINING, TrainingArgs
+
+_NO_DISTRIBUTIONAL = (
+    "distributional Q-learning (Rainbow's num_atoms > 1 over [v_min, v_max]) is not "
+    "implemented; DQN here learns one Q-value per action"
+)
+_NO_NOISY = (
+    "noisy networks (Rainbow's noisy, sigma0) are not implemented; explore with "
+    "exploration_config (EpsilonGreedy, SoftQ, ParameterNoise)"
+)
 
 
 class DQNTrainingArgs(TrainingArgs, LRScheduleArgs, GradClipArgs, OffPolicyArgs, total=False):
@@ -33,6 +43,13 @@ class DQNTrainingArgs(TrainingArgs, LRScheduleArgs, GradClipArgs, OffPolicyArgs,
         ),
     ]
     td_error_loss_fn: Annotated[Literal["huber", "mse"], Field(description="Loss on the TD error.")]
+    # The reference's Rainbow switches, at the values that turn them off (RLlib's own files,
+    # e.g. pong-dqn.yaml, spell them out): accepted there, refused with the reason otherwise.
+    num_atoms: Annotated[int, InertKey((1,), _NO_DISTRIBUTIONAL)]
+    v_min: Annotated[float, InertKey((-10.0, -10), _NO_DISTRIBUTIONAL)]
+    v_max: Annotated[float, InertKey((10.0, 10), _NO_DISTRIBUTIONAL)]
+    noisy: Annotated[bool, InertKey((False,), _NO_NOISY)]
+    sigma0: Annotated[float, InertKey((0.5,), _NO_NOISY)]
 
 
 DQN_TRAINING: Section = TRAINING.with_fields(
@@ -43,6 +60,11 @@ DQN_TRAINING: Section = TRAINING.with_fields(
         "dueling": True,
         "double_q": True,
         "td_error_loss_fn": "huber",
+        "num_atoms": 1,
+        "v_min": -10.0,
+        "v_max": 10.0,
+        "noisy": False,
+        "sigma0": 0.5,
         "lr_schedule": None,
         "grad_clip": 40.0,
     },

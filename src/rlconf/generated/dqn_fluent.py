@@ -136,6 +136,11 @@ class DQNConfigFluent(_DQNConfigParent):
         dueling: bool = True,
         double_q: bool = True,
         td_error_loss_fn: Literal["huber", "mse"] = "huber",
+        num_atoms: int = 1,
+        v_min: float = -10.0,
+        v_max: float = 10.0,
+        noisy: bool = False,
+        sigma0: float = 0.5,
     ) -> SelfConfig:
         """Sets the learner's hyperparameters.
 
@@ -165,6 +170,11 @@ class DQNConfigFluent(_DQNConfigParent):
             double_q: Pick the next action with the online network, value it with the target network
                 (double DQN). Default: True.
             td_error_loss_fn: Loss on the TD error. Default: "huber".
+            num_atoms:  Default: 1.
+            v_min:  Default: -10.0.
+            v_max:  Default: 10.0.
+            noisy:  Default: False.
+            sigma0:  Default: 0.5.
         """
         return self._set("training", locals())
 
