@@ -302,3 +302,9 @@ def test_a_model_key_the_sac_networks_take_from_their_own_configs_is_refused() -
     )
     with pytest.raises(ConfigError, match=r"(?s)model.fcnet_hiddens.*policy_model_config"):
         config.build()
+
+
+def test_the_beta_distribution_switch_is_taken_off_and_refused_on() -> None:
+    assert SACConfig.from_dict({"_use_beta_distribution": False})["_use_beta_distribution"] is False
+    with pytest.raises(ConfigError, match=r"_use_beta_distribution=True .*squashed Gaussian"):
+        SACConfig().training(_use_beta_distribution=True)

@@ -14,6 +14,7 @@ from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyAr
 from rlconf.errors import FieldIssue
 from rlconf.field_types import PosFloat
 from rlconf.generated.sac_fluent import SACConfigFluent
+from rlconf.inert_keys import InertKey
 from rlconf.model_config import ModelConfigDict
 from rlconf.replay_buffer_config import REPLAY_BUFFER_DEFAULTS, ReplayBufferConfig
 from rlconf.section import Section
@@ -91,6 +92,15 @@ class SACTrainingArgs(TrainingArgs, GradClipArgs, OffPolicyArgs, total=False):
             "of sampled ones (for debugging)."
         ),
     ]
+    # The reference's switch to a Beta policy over bounded actions, at its default.
+    _use_beta_distribution: Annotated[
+        bool,
+        InertKey(
+            (False,),
+            "SAC's policy over a Box is a squashed Gaussian here (normalize_actions maps it "
+            "onto the bounds); the Beta distribution is not implemented",
+        ),
+    ]
 
 
 SAC_TRAINING: Section = TRAINING.with_fields(
@@ -110,6 +120,7 @@ SAC_TRAINING: Section = TRAINING.with_fields(
         "target_network_update_freq": 0,
         "num_steps_sampled_before_learning_starts": 1500,
         "_deterministic_loss": False,
+        "_use_beta_distribution": False,
     },
 )
 

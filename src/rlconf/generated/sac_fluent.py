@@ -135,6 +135,7 @@ class SACConfigFluent(_SACConfigParent):
         target_entropy: Literal["auto"] | float = "auto",
         optimization: SACOptimization = SAC_OPTIMIZATION,
         _deterministic_loss: bool = False,
+        _use_beta_distribution: bool = False,
     ) -> SelfConfig:
         """Sets the learner's hyperparameters.
 
@@ -171,6 +172,7 @@ class SACConfigFluent(_SACConfigParent):
                 SAC_OPTIMIZATION.
             _deterministic_loss: Compute the losses with the policy's deterministic actions instead
                 of sampled ones (for debugging). Default: False.
+            _use_beta_distribution:  Default: False.
         """
         return self._set("training", locals())
 
