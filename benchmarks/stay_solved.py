@@ -31,6 +31,8 @@ from typing import Any
 from cli_runs import ROOT, reference_python, reference_run
 from machine import print_machine
 
+from rlconf.experiment import load_experiments
+
 #: The tuned files and their budgets (env steps), as the off-policy learning issue sets them.
 BUDGETS = {
     "cartpole-dqn": 100_000,
@@ -66,14 +68,8 @@ print(json.dumps(curve))
 
 def target_of(file: Path) -> float:
     """The file's stop value of the greedy evaluation mean."""
-    (experiment,) = _load(file)
+    (experiment,) = load_experiments(file)
     return float(experiment.stop["evaluation/episode_reward_mean"])
-
-
-def _load(file: Path) -> Any:
-    from rlconf.experiment import load_experiments
-
-    return load_experiments(file)
 
 
 def verdict(curve: list[list[float]], target: float) -> dict[str, Any]:

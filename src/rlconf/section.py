@@ -22,6 +22,7 @@ from pydantic import ConfigDict, TypeAdapter
 from pydantic.fields import FieldInfo
 
 from rlconf.frozen import FrozenDict, freeze
+from rlconf.inert_keys import InertKey
 
 #: Python keyword names that stand for a config key which is a Python keyword or builtin.
 #: The only place the two spellings are mapped.
@@ -139,6 +140,9 @@ class Section:
     def description(self, pyname: str) -> str:
         for meta in get_args(self.hints.get(pyname))[1:]:
             if isinstance(meta, FieldInfo) and meta.description:
+                return meta.description
+            # A reference switch held to its "off" value says so (and why) itself.
+            if isinstance(meta, InertKey):
                 return meta.description
         return ""
 

@@ -170,11 +170,25 @@ class DQNConfigFluent(_DQNConfigParent):
             double_q: Pick the next action with the online network, value it with the target network
                 (double DQN). Default: True.
             td_error_loss_fn: Loss on the TD error. Default: "huber".
-            num_atoms:  Default: 1.
-            v_min:  Default: -10.0.
-            v_max:  Default: 10.0.
-            noisy:  Default: False.
-            sigma0:  Default: 0.5.
+            num_atoms: Reference compatibility: only 1 is accepted, and has no effect
+                (distributional Q-learning (Rainbow's num_atoms > 1 over [v_min, v_max]) is not
+                implemented; DQN here learns one Q-value per action); other values are refused.
+                Default: 1.
+            v_min: Reference compatibility: only -10.0 or -10 is accepted, and has no effect
+                (distributional Q-learning (Rainbow's num_atoms > 1 over [v_min, v_max]) is not
+                implemented; DQN here learns one Q-value per action); other values are refused.
+                Default: -10.0.
+            v_max: Reference compatibility: only 10.0 or 10 is accepted, and has no effect
+                (distributional Q-learning (Rainbow's num_atoms > 1 over [v_min, v_max]) is not
+                implemented; DQN here learns one Q-value per action); other values are refused.
+                Default: 10.0.
+            noisy: Reference compatibility: only False is accepted, and has no effect (noisy
+                networks (Rainbow's noisy, sigma0) are not implemented; explore with
+                exploration_config (EpsilonGreedy, SoftQ, ParameterNoise)); other values are
+                refused. Default: False.
+            sigma0: Reference compatibility: only 0.5 is accepted, and has no effect (noisy networks
+                (Rainbow's noisy, sigma0) are not implemented; explore with exploration_config
+                (EpsilonGreedy, SoftQ, ParameterNoise)); other values are refused. Default: 0.5.
         """
         return self._set("training", locals())
 

@@ -172,7 +172,10 @@ class SACConfigFluent(_SACConfigParent):
                 SAC_OPTIMIZATION.
             _deterministic_loss: Compute the losses with the policy's deterministic actions instead
                 of sampled ones (for debugging). Default: False.
-            _use_beta_distribution:  Default: False.
+            _use_beta_distribution: Reference compatibility: only False is accepted, and has no
+                effect (SAC's policy over a Box is a squashed Gaussian here (normalize_actions maps
+                it onto the bounds); the Beta distribution is not implemented); other values are
+                refused. Default: False.
         """
         return self._set("training", locals())
 
