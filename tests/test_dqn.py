@@ -137,13 +137,23 @@ def test_the_replayed_minibatch_may_be_smaller_than_a_fragment() -> None:
         PPOConfig().rollouts(rollout_fragment_length=256).training(train_batch_size=64).validate()
 
 
-def test_rainbows_switches_are_taken_off_and_refused_on() -> None:
+def test_noisy_networks_are_taken_off_and_refused_on() -> None:
     """RLlib's DQN files spell out num_atoms: 1, noisy: False (pong-dqn.yaml): accepted as the
-    one-Q-value DQN they ask for; distributional or noisy values are refused with the reason."""
+    DQN they ask for; noisy networks are refused with the reason."""
     off = {"num_atoms": 1, "noisy": False, "v_min": -10.0, "v_max": 10.0, "sigma0": 0.5}
     config = DQNConfig.from_dict(off)
     assert {k: config[k] for k in off} == off
-    with pytest.raises(ConfigError, match=r"num_atoms=51 .*distributional Q-learning"):
-        DQNConfig.from_dict({"num_atoms": 51})
     with pytest.raises(ConfigError, match=r"noisy=True .*noisy networks"):
         DQNConfig().training(noisy=True)
+
+
+def test_distributional_settings_that_would_not_act_are_refused() -> None:
+    with pytest.raises(ConfigError, match=r"v_max.*needs num_atoms > 1"):
+        DQNConfig().training(v_max=100.0).validate()
+    with pytest.raises(ConfigError, match=r"v_max.*must be > v_min \(5.0\)"):
+        DQNConfig().training(num_atoms=11, v_min=5.0, v_max=5.0).validate()
+    with pytest.raises(ConfigError, match=r"td_error_loss_fn.*cross-entropy"):
+        DQNConfig().training(num_atoms=11, td_error_loss_fn="mse").validate()
+    with pytest.raises(ConfigError, match=r"num_atoms"):
+        DQNConfig().training(num_atoms=0)
+    assert DQNConfig().training(num_atoms=51, v_min=0.0, v_max=100.0).validate()

@@ -3,6 +3,7 @@ and n-step returns."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -10,17 +11,15 @@ from pydantic import Field
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.actor_critic_fields import GradClipArgs, LRScheduleArgs
 from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyArgs
+from rlconf.errors import FieldIssue
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import ListOf, PosInt
+from rlconf.fluent import NOT_SET
 from rlconf.generated.dqn_fluent import DQNConfigFluent
 from rlconf.inert_keys import InertKey
 from rlconf.section import Section
 from rlconf.sections.training import TRAINING, TrainingArgs
 
-_NO_DISTRIBUTIONAL = (
-    "distributional Q-learning (Rainbow's num_atoms > 1 over [v_min, v_max]) is not "
-    "implemented; DQN here learns one Q-value per action"
-)
 _NO_NOISY = (
     "noisy networks (Rainbow's noisy, sigma0) are not implemented; explore with "
     "exploration_config (EpsilonGreedy, SoftQ, ParameterNoise)"
@@ -43,11 +42,26 @@ class DQNTrainingArgs(TrainingArgs, LRScheduleArgs, GradClipArgs, OffPolicyArgs,
         ),
     ]
     td_error_loss_fn: Annotated[Literal["huber", "mse"], Field(description="Loss on the TD error.")]
-    # The reference's Rainbow switches, at the values that turn them off (RLlib's own files,
-    # e.g. pong-dqn.yaml, spell them out): accepted there, refused with the reason otherwise.
-    num_atoms: Annotated[int, InertKey((1,), _NO_DISTRIBUTIONAL)]
-    v_min: Annotated[float, InertKey((-10.0, -10), _NO_DISTRIBUTIONAL)]
-    v_max: Annotated[float, InertKey((10.0, 10), _NO_DISTRIBUTIONAL)]
+    num_atoms: Annotated[
+        PosInt,
+        Field(
+            description="Atoms of distributional Q-learning (C51): 1 learns one Q-value per "
+            "action; more learn, per action, a distribution of returns over num_atoms values "
+            "evenly spaced on [v_min, v_max], trained by cross-entropy with the projected "
+            "n-step target."
+        ),
+    ]
+    v_min: Annotated[
+        float,
+        Field(description="Lowest return of the distributional support (num_atoms > 1)."),
+    ]
+    v_max: Annotated[
+        float,
+        Field(description="Highest return of the distributional support (num_atoms > 1)."),
+    ]
+    # The reference's noisy-network switches, at the values that turn them off (RLlib's own
+    # files, e.g. pong-dqn.yaml, spell them out): accepted there, refused with the reason
+    # otherwise.
     noisy: Annotated[bool, InertKey((False,), _NO_NOISY)]
     sigma0: Annotated[float, InertKey((0.5,), _NO_NOISY)]
 
@@ -99,3 +113,43 @@ class DQNConfig(DQNConfigFluent, AlgorithmConfig):
         "min_sample_timesteps_per_reporting": 1000,
         "exploration_config": DQN_EXPLORATION_DEFAULTS,
     }
+
+    def _cross_field_issues(self) -> list[FieldIssue]:
+        issues = super()._cross_field_issues()
+        issues.extend(distributional_issues(self._plain))
+        return issues
+
+
+def distributional_issues(value: Callable[[str], Any]) -> list[FieldIssue]:
+    """``v_min``/``v_max`` only act with ``num_atoms > 1``, where they must make an interval,
+    and the distributional loss is a cross-entropy: no ``td_error_loss_fn="mse"`` there."""
+    atoms, low, high, loss_fn = (
+        value(key) for key in ("num_atoms", "v_min", "v_max", "td_error_loss_fn")
+    )
+    if NOT_SET in (atoms, low, high):
+        return []
+    issues: list[FieldIssue] = []
+    if atoms == 1:
+        for key, default in (("v_min", -10.0), ("v_max", 10.0)):
+            if value(key) != default:
+                issues.append(
+                    FieldIssue(
+                        key,
+                        "bounds the distributional support, which needs num_atoms > 1 "
+                        "(num_atoms is 1: one Q-value per action)",
+                        value(key),
+                    )
+                )
+        return issues
+    if low >= high:
+        issues.append(FieldIssue("v_max", f"must be > v_min ({low}) with num_atoms > 1", high))
+    if loss_fn == "mse":
+        issues.append(
+            FieldIssue(
+                "td_error_loss_fn",
+                "can't be 'mse' with num_atoms > 1: the distributional loss is the "
+                "cross-entropy with the projected target ('huber', the default, stands for it)",
+                loss_fn,
+            )
+        )
+    return issues

@@ -136,7 +136,7 @@ class DQNConfigFluent(_DQNConfigParent):
         dueling: bool = True,
         double_q: bool = True,
         td_error_loss_fn: Literal["huber", "mse"] = "huber",
-        num_atoms: int = 1,
+        num_atoms: PosInt = 1,
         v_min: float = -10.0,
         v_max: float = 10.0,
         noisy: bool = False,
@@ -170,18 +170,12 @@ class DQNConfigFluent(_DQNConfigParent):
             double_q: Pick the next action with the online network, value it with the target network
                 (double DQN). Default: True.
             td_error_loss_fn: Loss on the TD error. Default: "huber".
-            num_atoms: Reference compatibility: only 1 is accepted, and has no effect
-                (distributional Q-learning (Rainbow's num_atoms > 1 over [v_min, v_max]) is not
-                implemented; DQN here learns one Q-value per action); other values are refused.
+            num_atoms: Atoms of distributional Q-learning (C51): 1 learns one Q-value per action;
+                more learn, per action, a distribution of returns over num_atoms values evenly
+                spaced on [v_min, v_max], trained by cross-entropy with the projected n-step target.
                 Default: 1.
-            v_min: Reference compatibility: only -10.0 or -10 is accepted, and has no effect
-                (distributional Q-learning (Rainbow's num_atoms > 1 over [v_min, v_max]) is not
-                implemented; DQN here learns one Q-value per action); other values are refused.
-                Default: -10.0.
-            v_max: Reference compatibility: only 10.0 or 10 is accepted, and has no effect
-                (distributional Q-learning (Rainbow's num_atoms > 1 over [v_min, v_max]) is not
-                implemented; DQN here learns one Q-value per action); other values are refused.
-                Default: 10.0.
+            v_min: Lowest return of the distributional support (num_atoms > 1). Default: -10.0.
+            v_max: Highest return of the distributional support (num_atoms > 1). Default: 10.0.
             noisy: Reference compatibility: only False is accepted, and has no effect (noisy
                 networks (Rainbow's noisy, sigma0) are not implemented; explore with
                 exploration_config (EpsilonGreedy, SoftQ, ParameterNoise)); other values are

@@ -1,6 +1,11 @@
 """DQN's loss: the TD error of Q(s, a) against an n-step target from the target network
 (double Q: the online network picks the next action, the target network values it), as Huber
-or squared error, weighted per row by the replay buffer's importance weights."""
+or squared error, weighted per row by the replay buffer's importance weights.
+
+Distributional (``num_atoms > 1``, C51): the target distribution (the next state's atoms,
+shifted by the n-step rewards and scaled by the discount, clipped to ``[v_min, v_max]``) is
+projected back onto the atoms, and the loss is its cross-entropy with the predicted one; that
+cross-entropy is also what prioritized replay gets as the row's TD error."""
 
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ def dqn_loss(
     double_q: bool,
     loss_fn: str,
 ) -> tuple[torch.Tensor, dict[str, Any]]:
+    if module.num_atoms > 1:
+        return distributional_loss(module, target, batch, double_q=double_q)
     # Q of the actions taken.
     q = module.q_values(batch[SB.OBS])
     q_taken = q.gather(1, batch[SB.ACTIONS].long().unsqueeze(1)).squeeze(1)
@@ -53,5 +60,66 @@ def dqn_loss(
         "max_q": q_taken.max(),
         "mean_td_error": td_error.mean(),
         "td_error": td_error.detach(),
+    }
+    return loss, stats
+
+
+def projected_target(
+    support: torch.Tensor, next_probs: torch.Tensor, rewards: torch.Tensor, discounts: torch.Tensor
+) -> torch.Tensor:
+    """The distribution of ``rewards + discounts * Z`` (``Z`` on ``support`` with
+    ``next_probs``, one row each), projected onto ``support``: each shifted atom's mass split
+    between its two neighbours on the support, in proportion to closeness."""
+    v_min, v_max = float(support[0]), float(support[-1])
+    num_atoms = support.numel()
+    shifted = (rewards.unsqueeze(1) + discounts.unsqueeze(1) * support).clamp(v_min, v_max)
+    position = (shifted - v_min) / ((v_max - v_min) / (num_atoms - 1))
+    lower = position.floor()
+    upper = position.ceil()
+    # An atom landing exactly on a support point (lower == upper) keeps all its mass there.
+    to_lower = next_probs * (upper - position + (upper == lower).float())
+    to_upper = next_probs * (position - lower)
+    projected = torch.zeros_like(next_probs)
+    projected.scatter_add_(1, lower.long(), to_lower)
+    projected.scatter_add_(1, upper.long(), to_upper)
+    return projected
+
+
+def distributional_loss(
+    module: QModule,
+    target: QModule,
+    batch: dict[str, torch.Tensor],
+    *,
+    double_q: bool,
+) -> tuple[torch.Tensor, dict[str, Any]]:
+    rows = torch.arange(batch[SB.OBS].shape[0], device=module.support.device)
+    logits = module.atom_logits(batch[SB.OBS])
+    logits_taken = logits[rows, batch[SB.ACTIONS].long()]
+
+    with torch.no_grad():
+        next_obs = batch[SB.NEXT_OBS]
+        next_probs = torch.softmax(target.atom_logits(next_obs), dim=-1)
+        if double_q:
+            best = module.q_values(next_obs).argmax(dim=1)
+        else:
+            best = (next_probs * target.support).sum(dim=-1).argmax(dim=1)
+        alive = 1.0 - batch[SB.TERMINATEDS].float()
+        projected = projected_target(
+            module.support,
+            next_probs[rows, best],
+            batch[SB.REWARDS].float(),
+            batch[N_STEP_GAMMA] * alive,
+        )
+
+    cross_entropy = -(projected * torch.log_softmax(logits_taken, dim=-1)).sum(dim=-1)
+    weights = batch.get("weights")
+    loss = (cross_entropy * weights).mean() if weights is not None else cross_entropy.mean()
+    q_taken = module.expected_q(logits_taken.detach())
+    stats: dict[str, Any] = {
+        "mean_q": q_taken.mean(),
+        "min_q": q_taken.min(),
+        "max_q": q_taken.max(),
+        "mean_td_error": cross_entropy.detach().mean(),
+        "td_error": cross_entropy.detach(),
     }
     return loss, stats

@@ -1,7 +1,11 @@
 """``QModule``: Q(s, .) for a Discrete action space: the catalog's model (``config["model"]``,
 custom models included) with as many outputs as its last hidden layer, then the ``hiddens``
 head, either one advantage stream or, with ``dueling``, a state-value and an advantage stream
-combined as ``V(s) + A(s, a) - mean_a A(s, a)``."""
+combined as ``V(s) + A(s, a) - mean_a A(s, a)``.
+
+With ``num_atoms > 1`` (distributional, C51) the head puts out, per action, logits over
+``num_atoms`` returns evenly spaced on ``[v_min, v_max]`` (dueling combines the logits the same
+way); Q(s, a) is the expected return under their softmax."""
 
 from __future__ import annotations
 
@@ -44,6 +48,9 @@ def require_discrete_action_space(action_space: gym.Space[Any]) -> gym.spaces.Di
 class QModuleSettings:
     hiddens: list[int]
     dueling: bool
+    num_atoms: int
+    v_min: float
+    v_max: float
 
 
 class QModule(RLModule):
@@ -63,21 +70,55 @@ class QModule(RLModule):
         )
         settings = settings_of(QModuleSettings, config, type(self).__name__)
         head_hiddens = list(settings.hiddens)
+        self.num_actions = num_actions
+        self.num_atoms = int(settings.num_atoms)
+        #: The returns the atoms stand for (distributional only): a buffer, so that it moves
+        #: with the module to the learner's device.
+        self.support: torch.Tensor
+        self.register_buffer(
+            "support",
+            torch.linspace(float(settings.v_min), float(settings.v_max), self.num_atoms),
+            persistent=False,
+        )
         advantage, size = mlp(last, head_hiddens, "relu")
-        self.advantage = nn.Sequential(*advantage, linear(size, num_actions, 0.01))
+        self.advantage = nn.Sequential(*advantage, linear(size, num_actions * self.num_atoms, 0.01))
         self.dueling = bool(settings.dueling)
         self.value: nn.Module | None = None
         if self.dueling:
             value, size = mlp(last, head_hiddens, "relu")
-            self.value = nn.Sequential(*value, linear(size, 1, 1.0))
+            self.value = nn.Sequential(*value, linear(size, self.num_atoms, 1.0))
 
-    def q_values(self, obs: torch.Tensor) -> torch.Tensor:
+    def _head(self, obs: torch.Tensor) -> torch.Tensor:
+        """Per action: its Q-value ``[B, A]``, or its atoms' logits ``[B, A, num_atoms]``."""
         features, _ = run_model(self.model, obs_input(obs), [], None)
         advantages = call_layers(self.advantage, features)
+        if self.num_atoms > 1:
+            advantages = advantages.reshape(
+                *advantages.shape[:-1], self.num_actions, self.num_atoms
+            )
         if self.value is None:
             return advantages
         state_value = call_layers(self.value, features)
-        return state_value + advantages - advantages.mean(dim=-1, keepdim=True)
+        if self.num_atoms > 1:
+            state_value = state_value.unsqueeze(-2)
+        return (
+            state_value
+            + advantages
+            - advantages.mean(dim=-2 if self.num_atoms > 1 else -1, keepdim=True)
+        )
+
+    def atom_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """Distributional only: per action, the logits over the atoms, ``[B, A, num_atoms]``."""
+        assert self.num_atoms > 1, "atom_logits needs num_atoms > 1"
+        return self._head(obs)
+
+    def expected_q(self, logits: torch.Tensor) -> torch.Tensor:
+        """The expected return of atom logits (``[..., num_atoms]`` -> ``[...]``)."""
+        return (torch.softmax(logits, dim=-1) * self.support).sum(dim=-1)
+
+    def q_values(self, obs: torch.Tensor) -> torch.Tensor:
+        head = self._head(obs)
+        return self.expected_q(head) if self.num_atoms > 1 else head
 
     def forward_train(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         q = self.q_values(batch[SB.OBS])
