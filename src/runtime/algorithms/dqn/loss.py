@@ -70,19 +70,26 @@ def projected_target(
     """The distribution of ``rewards + discounts * Z`` (``Z`` on ``support`` with
     ``next_probs``, one row each), projected onto ``support``: each shifted atom's mass split
     between its two neighbours on the support, in proportion to closeness."""
-    v_min, v_max = float(support[0]), float(support[-1])
     num_atoms = support.numel()
-    shifted = (rewards.unsqueeze(1) + discounts.unsqueeze(1) * support).clamp(v_min, v_max)
+    v_min, v_max = support[0], support[-1]
+    shifted = torch.minimum(
+        torch.maximum(rewards.unsqueeze(1) + discounts.unsqueeze(1) * support, v_min), v_max
+    )
     position = (shifted - v_min) / ((v_max - v_min) / (num_atoms - 1))
     lower = position.floor()
     upper = position.ceil()
     # An atom landing exactly on a support point (lower == upper) keeps all its mass there.
     to_lower = next_probs * (upper - position + (upper == lower).float())
     to_upper = next_probs * (position - lower)
-    projected = torch.zeros_like(next_probs)
-    projected.scatter_add_(1, lower.long(), to_lower)
-    projected.scatter_add_(1, upper.long(), to_upper)
-    return projected
+    # One scatter for both neighbours.
+    index = torch.cat((lower, upper), dim=1).long()
+    return torch.zeros_like(next_probs).scatter_add_(1, index, torch.cat((to_lower, to_upper), 1))
+
+
+def _taken(values: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    """Row i's ``values[i, actions[i]]`` of ``[B, A, N]`` values: ``[B, N]``."""
+    index = actions.long().view(-1, 1, 1).expand(-1, 1, values.shape[-1])
+    return values.gather(1, index).squeeze(1)
 
 
 def distributional_loss(
@@ -92,9 +99,7 @@ def distributional_loss(
     *,
     double_q: bool,
 ) -> tuple[torch.Tensor, dict[str, Any]]:
-    rows = torch.arange(batch[SB.OBS].shape[0], device=module.support.device)
-    logits = module.atom_logits(batch[SB.OBS])
-    logits_taken = logits[rows, batch[SB.ACTIONS].long()]
+    log_probs = torch.log_softmax(_taken(module.atom_logits(batch[SB.OBS]), batch[SB.ACTIONS]), -1)
 
     with torch.no_grad():
         next_obs = batch[SB.NEXT_OBS]
@@ -106,20 +111,22 @@ def distributional_loss(
         alive = 1.0 - batch[SB.TERMINATEDS].float()
         projected = projected_target(
             module.support,
-            next_probs[rows, best],
+            _taken(next_probs, best),
             batch[SB.REWARDS].float(),
             batch[N_STEP_GAMMA] * alive,
         )
 
-    cross_entropy = -(projected * torch.log_softmax(logits_taken, dim=-1)).sum(dim=-1)
+    cross_entropy = -(projected * log_probs).sum(dim=-1)
     weights = batch.get("weights")
     loss = (cross_entropy * weights).mean() if weights is not None else cross_entropy.mean()
-    q_taken = module.expected_q(logits_taken.detach())
+    with torch.no_grad():
+        q_taken = (log_probs.exp() * module.support).sum(dim=-1)
+        td_error = cross_entropy.detach()
     stats: dict[str, Any] = {
         "mean_q": q_taken.mean(),
         "min_q": q_taken.min(),
         "max_q": q_taken.max(),
-        "mean_td_error": cross_entropy.detach().mean(),
-        "td_error": cross_entropy.detach(),
+        "mean_td_error": td_error.mean(),
+        "td_error": td_error,
     }
     return loss, stats
