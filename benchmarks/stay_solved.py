@@ -13,9 +13,10 @@ Each run is a process of its own, `--jobs` at a time (env steps and evaluations 
 on it, wall times do). Prints the machine, a table, then one JSON object on its last line.
 
     python benchmarks/stay_solved.py [--files cartpole-dqn pendulum-sac] [--seeds 0 1 2 3 4]
-        [--jobs 2] [--sb3-python PATH] [--config '{"lr": 0.001}']
+        [--jobs 2] [--sb3-python PATH] [--config '{"lr": 0.001}'] [--budget 40000]
 
-`--config` overrides settings of every file run (to try others).
+`--config` overrides settings of every file run (to try others); `--budget` replaces every
+file's budget (a shorter screen of settings that tend to fall back early).
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--sb3-python", default=None)
     parser.add_argument("--config", default="{}", help="JSON overrides of every file run")
+    parser.add_argument("--budget", type=int, default=None, help="env steps of every run")
     args = parser.parse_args()
     print_machine()
     sb3 = reference_python(args.sb3_python, "stable_baselines3")
@@ -131,9 +133,10 @@ def main() -> None:
     with ThreadPoolExecutor(args.jobs) as pool:
         for name in args.files:
             for seed in args.seeds:
-                jobs.append(pool.submit(ours, name, seed, BUDGETS[name], args.config))
+                budget = args.budget or BUDGETS[name]
+                jobs.append(pool.submit(ours, name, seed, budget, args.config))
                 if sb3 is not None and name in REFERENCES:
-                    jobs.append(pool.submit(reference, name, seed, BUDGETS[name], sb3))
+                    jobs.append(pool.submit(reference, name, seed, budget, sb3))
         runs = [job.result() for job in jobs]
 
     print(f"{'file':14} {'side':6} seed  solved at  lowest after  below the target after it")

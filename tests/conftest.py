@@ -8,19 +8,20 @@ from collections.abc import Iterator
 import pytest
 
 #: The longest modules, longest first (their time in CI's --durations). pytest-xdist's
-#: ``--dist loadfile`` hands whole modules to the workers in collection order: starting the
-#: long ones first keeps one worker from running a long module alone at the end.
+#: ``--dist loadfile`` hands whole modules to the workers in collection order (with the
+#: reordering by test count turned off in ``pytest_configure``): starting the long ones first
+#: keeps one worker from running a long module alone at the end.
 LONGEST_FIRST = (
-    "test_examples.py",
+    "test_memory_learning.py",
     "test_learning_continuous.py",
+    "test_examples.py",
     "test_readme_blocks.py",
+    "test_async_learning.py",
     "test_learning.py",
     "test_cluster.py",
     "test_remote_workers.py",
     "test_tune.py",
-    "test_async_learning.py",
     "test_schedulers.py",
-    "test_memory_learning.py",
     "test_multi_agent_learning.py",
     "test_sweep_run.py",
     "test_serving_example.py",
@@ -30,6 +31,14 @@ LONGEST_FIRST = (
     "test_rllib_tuned_files.py",
     "test_typing.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the collection order for ``--dist loadfile``: pytest-xdist (3.6 and newer) by
+    default hands out the modules with the most tests first, which put a 3-test module of
+    7 minutes last, run alone by one worker while the other idled."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

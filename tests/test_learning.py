@@ -144,22 +144,38 @@ def test_ppo_learns_pendulum_with_continuous_actions() -> None:
     _k_of_n(config, -400, 200_000)
 
 
-def test_tuned_dqn_greedy_evaluation_reaches_400_on_cartpole() -> None:
-    """examples/tuned/cartpole-dqn.yaml: greedy evaluation reached 450 in 6k-16k steps on seeds
-    0-4 under the default, avx2 and avx512 kernels; the budget is 60k."""
+def test_tuned_dqn_greedy_evaluation_reaches_450_on_cartpole_and_stays() -> None:
+    """examples/tuned/cartpole-dqn.yaml: a seed counts once its greedy evaluation reaches the
+    file's target of 450 within 60k env steps and every evaluation of the next 4k env steps (two
+    more) stays at 450 or better. Seeds 0-2 first reached 450 at 10k / 10k / 18k under avx2
+    kernels (seed 0 fell to 439 at 12k, seed 1 held for 6k, then one 208; seed 2 held to 100k),
+    and at 22.5k / 20.5k / 18.4k under the default ones (each held to 30k, lowest 450). With one
+    Q-value per action and the zoo's learning rate, seed 2 reached 500 at 10k and fell to 160
+    by 43k."""
     (experiment,) = load_experiments(Path(__file__).resolve().parents[1] / DQN_FILE)
-    runs = []
+    runs: list[tuple[int, list[tuple[int, float]]]] = []
     for seed in (0, 1, 2):
         algo = experiment.config.copy().debugging(seed=seed).build()
+        curve: list[tuple[int, float]] = []
+        solved_at = None
         try:
             while True:
                 result = algo.train()
-                score = float(result["evaluation"]["episode_reward_mean"])
-                if score >= 400 or result["timesteps_total"] >= 60_000:
+                steps = int(result["timesteps_total"])
+                curve.append((steps, float(result["evaluation"]["episode_reward_mean"])))
+                if solved_at is None and curve[-1][1] >= 450:
+                    solved_at = steps
+                if steps >= 60_000 or (solved_at is not None and steps >= solved_at + 4_000):
                     break
         finally:
             algo.stop()
-        runs.append((seed, int(result["timesteps_total"]), score))
-        if sum(s >= 400 for *_, s in runs) >= 2:
+        runs.append((seed, curve))
+        if sum(_stays(c, 450) for _, c in runs) >= 2:
             break
-    assert sum(s >= 400 for *_, s in runs) >= 2, runs
+    assert sum(_stays(c, 450) for _, c in runs) >= 2, runs
+
+
+def _stays(curve: list[tuple[int, float]], target: float) -> bool:
+    """Whether ``curve`` reached ``target`` and never fell below it after."""
+    first = next((i for i, (_, score) in enumerate(curve) if score >= target), None)
+    return first is not None and all(score >= target for _, score in curve[first:])

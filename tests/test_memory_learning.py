@@ -88,11 +88,13 @@ def test_the_stateless_cartpole_file_reaches_450() -> None:
     """examples/tuned/stateless-cartpole-ppo-lstm.yaml (CartPole without velocities: the LSTM
     has to infer them) reaches a mean return of 450 within its budget of 300k env steps.
     Measured on seeds 0-4: 81k-240k env steps under avx2 / avx512 kernels (seeds 0-2: 111k,
-    215k, 134k), 106k-217k under the default ones (150k, 214k, 144k)."""
+    215k, 134k), 106k-217k under the default ones (150k, 214k, 144k). Seed 1 runs only if
+    seed 0 or 2 misses: it took the most steps under every kernel set, and a run that needs
+    215k steps is 7 minutes of the suite on 2 cores."""
     (experiment,) = load_experiments(STATELESS_FILE)
     assert experiment.stop["timesteps_total"] == 300_000
 
     def config(seed: int) -> AlgorithmConfig:
         return experiment.config.copy().debugging(seed=seed)
 
-    _k_of_n(config, 450.0, 300_000)
+    _k_of_n(config, 450.0, 300_000, seeds=(0, 2, 1))

@@ -698,7 +698,11 @@ def shared_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A local Ray for every block and command of the module: its GCS address."""
     import ray
 
-    previous = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
+    # Only RAY_ADDRESS is put back afterwards: a local ray.init() turns token authentication on
+    # for the whole process (it sets RAY_AUTH_MODE=token and reloads Ray's cached config), and
+    # taking the variable away again would leave this process demanding tokens from clusters
+    # it later starts without them (test_cluster.py's, when it runs next in this worker).
+    previous = {"RAY_ADDRESS": os.environ.get("RAY_ADDRESS")}
     os.environ.pop("RAY_ADDRESS", None)
     if ray.is_initialized():  # left running by an earlier test: not one to join
         ray.shutdown()
