@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from rlconf import A2CConfig, AlgorithmConfig, PGConfig, PPOConfig
-from rlconf.experiment import load_experiments
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 from tuned_ppo_cartpole import tuned_config
+
+from tests.test_learning_continuous import _greedy_curve
 
 DQN_FILE = "examples/tuned/cartpole-dqn.yaml"
 
@@ -152,30 +153,15 @@ def test_tuned_dqn_greedy_evaluation_reaches_450_on_cartpole_and_stays() -> None
     and at 22.5k / 20.5k / 18.4k under the default ones (each held to 30k, lowest 450). With one
     Q-value per action and the zoo's learning rate, seed 2 reached 500 at 10k and fell to 160
     by 43k."""
-    (experiment,) = load_experiments(Path(__file__).resolve().parents[1] / DQN_FILE)
-    runs: list[tuple[int, list[tuple[int, float]]]] = []
+    runs: list[tuple[int, list[Any]]] = []
     for seed in (0, 1, 2):
-        algo = experiment.config.copy().debugging(seed=seed).build()
-        curve: list[tuple[int, float]] = []
-        solved_at = None
-        try:
-            while True:
-                result = algo.train()
-                steps = int(result["timesteps_total"])
-                curve.append((steps, float(result["evaluation"]["episode_reward_mean"])))
-                if solved_at is None and curve[-1][1] >= 450:
-                    solved_at = steps
-                if steps >= 60_000 or (solved_at is not None and steps >= solved_at + 4_000):
-                    break
-        finally:
-            algo.stop()
-        runs.append((seed, curve))
+        runs.append((seed, _greedy_curve(DQN_FILE, seed, 450, 60_000, past=4_000)))
         if sum(_stays(c, 450) for _, c in runs) >= 2:
             break
     assert sum(_stays(c, 450) for _, c in runs) >= 2, runs
 
 
-def _stays(curve: list[tuple[int, float]], target: float) -> bool:
+def _stays(curve: list[Any], target: float) -> bool:
     """Whether ``curve`` reached ``target`` and never fell below it after."""
     first = next((i for i, (_, score) in enumerate(curve) if score >= target), None)
     return first is not None and all(score >= target for _, score in curve[first:])
