@@ -20,6 +20,14 @@ class ModelConfigDict(TypedDict, total=False):
         ListOf[Annotated[int, Field(ge=1)]], Field(description="Hidden layer sizes of the MLP.")
     ]
     fcnet_activation: Annotated[Activation, Field(description="Activation of the MLP layers.")]
+    fcnet_use_layernorm: Annotated[
+        bool,
+        Field(
+            description="A LayerNorm after each hidden layer of the MLP over flat observations "
+            "(fcnet_hiddens, then post_fcnet_hiddens), before its activation; it keeps "
+            "Q-networks trained many times per env step steady."
+        ),
+    ]
     conv_filters: Annotated[
         ListOf[ListOf[int | ListOf[int]]] | None,
         Field(
@@ -206,6 +214,7 @@ PREPROCESSING_DEFAULTS: ModelConfigDict = {
 MODEL_DEFAULTS: ModelConfigDict = {
     "fcnet_hiddens": [256, 256],
     "fcnet_activation": "tanh",
+    "fcnet_use_layernorm": False,
     "conv_filters": None,
     "conv_activation": "relu",
     "post_fcnet_hiddens": [],

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from runtime.core.conv_filters import conv_filters_for, conv_layers
-from runtime.core.models import mlp
+from runtime.core.models import mlp, uses_layernorm
 from runtime.core.vision_network import conv_stack
 
 Encoder = Callable[[torch.Tensor], torch.Tensor]
@@ -30,12 +30,15 @@ def feature_trunk(
     shape = tuple(int(d) for d in obs_space.shape or (1,))
     post = [int(size) for size in model_config["post_fcnet_hiddens"]] if with_post_fcnet else []
     if isinstance(obs_space, gym.spaces.Box) and len(shape) == 3:
+        uses_layernorm(model_config, images=True)
         layers = conv_layers(shape, conv_filters_for(shape, model_config))
         convs, flat = conv_stack(shape[-1], layers, model_config["conv_activation"], None)
         head, last = mlp(flat, post, model_config["post_fcnet_activation"])
         return nn.Sequential(*convs, *head), last, "obs"
     hiddens = list(model_config["fcnet_hiddens"]) + post
-    trunk, last = mlp(int(np.prod(shape)), hiddens, model_config["fcnet_activation"])
+    trunk, last = mlp(
+        int(np.prod(shape)), hiddens, model_config["fcnet_activation"], uses_layernorm(model_config)
+    )
     return trunk, last, "obs_flat"
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from rlconf.errors import ConfigError
 from runtime.core.layer_calls import call_layers, no_global_hooks, run_layers
 from runtime.core.tanh import Tanh
 
@@ -55,12 +56,34 @@ def linear(in_size: int, out_size: int, gain: float) -> nn.Linear:
     return layer
 
 
-def mlp(in_size: int, hiddens: list[int], act: str) -> tuple[nn.Sequential, int]:
+def mlp(
+    in_size: int, hiddens: list[int], act: str, layernorm: bool = False
+) -> tuple[nn.Sequential, int]:
+    """Linear layers of ``hiddens`` sizes, each followed by ``act`` (with ``layernorm``, by a
+    LayerNorm first)."""
     layers: list[nn.Module] = []
     for size in hiddens:
-        layers += [linear(in_size, size, math.sqrt(2)), *activation(act)]
+        norm = [nn.LayerNorm(size)] if layernorm else []
+        layers += [linear(in_size, size, math.sqrt(2)), *norm, *activation(act)]
         in_size = size
     return nn.Sequential(*layers), in_size
+
+
+def uses_layernorm(model_config: dict[str, Any], images: bool = False) -> bool:
+    """``fcnet_use_layernorm`` (a model dict written before the key existed has none); on
+    image observations (``images``), which go through conv layers instead, True is refused."""
+    norm = bool(model_config.get("fcnet_use_layernorm", False))
+    if norm and images:
+        raise ConfigError.single(
+            "ModelCatalog.get_model()",
+            "model.fcnet_use_layernorm",
+            "adds LayerNorms to the MLP over flat observations, and image observations go "
+            "through conv layers (conv_filters) instead",
+            value=True,
+            has_value=True,
+            allowed="False for HxWxC image observations",
+        )
+    return norm
 
 
 class TorchModel(nn.Module):
@@ -189,14 +212,15 @@ class FullyConnectedNetwork(TrunkModel):
         hiddens = list(model_config["fcnet_hiddens"]) + list(model_config["post_fcnet_hiddens"])
         act = model_config["fcnet_activation"]
         outputs, log_std = policy_outputs(num_outputs, model_config)
+        norm = uses_layernorm(model_config)
         if model_config["no_final_linear"] and hiddens:
-            self.trunk, last = mlp(in_size, hiddens[:-1], act)
+            self.trunk, last = mlp(in_size, hiddens[:-1], act, norm)
             self.trunk.append(linear(last, outputs, 0.01))
             self.trunk.extend(activation(act))
             self.logits: nn.Module = nn.Identity()
             last = outputs
         else:
-            self.trunk, last = mlp(in_size, hiddens, act)
+            self.trunk, last = mlp(in_size, hiddens, act, norm)
             self.logits = linear(last, outputs, 0.01)
         self.log_std: nn.Module = log_std
         self.vf_share_layers = bool(model_config["vf_share_layers"])
@@ -204,6 +228,6 @@ class FullyConnectedNetwork(TrunkModel):
         if self.vf_share_layers:
             self.value_branch: nn.Module = linear(last, 1, 1.0)
         else:
-            value_trunk, value_last = mlp(in_size, hiddens, act)
+            value_trunk, value_last = mlp(in_size, hiddens, act, norm)
             self.value_branch = nn.Sequential(*value_trunk, linear(value_last, 1, 1.0))
         self._features: torch.Tensor | None = None

@@ -13,7 +13,14 @@ from torch import nn
 
 from rlconf.errors import ConfigError
 from runtime.core.conv_filters import ConvLayer, conv_filters_for, conv_layers
-from runtime.core.models import TrunkModel, activation, linear, mlp, policy_outputs
+from runtime.core.models import (
+    TrunkModel,
+    activation,
+    linear,
+    mlp,
+    policy_outputs,
+    uses_layernorm,
+)
 
 #: The value output's initial scale. Small, as the reference's: frames reach the conv layers
 #: as 0..255 pixel values, whose features would start the values in the hundreds.
@@ -44,6 +51,7 @@ class VisionNetwork(TrunkModel):
         shape = tuple(int(d) for d in obs_space.shape or ())
         if len(shape) != 3:
             raise ValueError(f"VisionNetwork needs HxWxC image observations, got {shape}")
+        uses_layernorm(model_config, images=True)
         self.filters = conv_filters_for(shape, model_config)
         layers = conv_layers(shape, self.filters)
         conv_act = model_config["conv_activation"]
