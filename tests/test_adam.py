@@ -39,6 +39,35 @@ def test_same_weights_and_state_as_torch_optim_adam(options: dict[str, Any]) -> 
             assert torch.equal(mine["state"][index][name], value)
 
 
+def test_parameters_without_gradients_keep_their_state_as_torch_optim_adam_does() -> None:
+    # A branch no loss reaches (the unused value branch of a Q-network) has no gradient; it
+    # alternates here with steps where the whole model has one: the step counts of the others
+    # advance alone, as torch.optim.Adam's do.
+    def run(factory: Any) -> tuple[torch.nn.Module, dict[str, Any]]:
+        torch.manual_seed(0)
+        used, unused = torch.nn.Linear(3, 4), torch.nn.Linear(3, 1)
+        model = torch.nn.ModuleList([used, unused])
+        optimizer = factory(model.parameters())
+        inputs = torch.randn(8, 3)
+        for step in range(6):
+            optimizer.zero_grad(set_to_none=True)
+            loss = used(inputs).pow(2).mean()
+            if step % 3 == 0:
+                loss = loss + unused(inputs).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+        return model, optimizer.state_dict()
+
+    ours, mine = run(lambda p: Adam(p, lr=1e-2))
+    theirs, torch_state = run(lambda p: torch.optim.Adam(p, lr=1e-2, fused=True))
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert [float(mine["state"][i]["step"]) for i in range(4)] == [6.0, 6.0, 2.0, 2.0]
+    for index, state in torch_state["state"].items():
+        for name, value in state.items():
+            assert torch.equal(mine["state"][index][name], value)
+
+
 def test_state_loads_across_both_optimizers() -> None:
     _, theirs_opt = _train(lambda p: torch.optim.Adam(p, lr=1e-2))
     model, ours_opt = _train(lambda p: Adam(p, lr=1.0), steps=1)

@@ -102,6 +102,19 @@ class Adam:
             if len(devices) == 1
             else None
         )
+        self._ones = torch.ones_like(self._steps) if self._steps is not None else None
+        #: Index tensors of the parameters that had gradients, by their indices (``step``).
+        self._index_tensors: dict[tuple[int, ...], torch.Tensor] = {}
+
+    def _indices_of(self, indices: list[int]) -> torch.Tensor:
+        """``indices`` as a tensor on the steps' device, made once per set of indices."""
+        key = tuple(indices)
+        tensor = self._index_tensors.get(key)
+        if tensor is None:
+            assert self._steps is not None
+            tensor = torch.tensor(indices, dtype=torch.long, device=self._steps.device)
+            self._index_tensors[key] = tensor
+        return tensor
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for param in self.params:
@@ -135,8 +148,10 @@ class Adam:
         params: list[torch.Tensor] = []
         grads: list[torch.Tensor] = []
         states: list[dict[str, Any]] = []
+        indices: list[int] = []
         for index, param in enumerate(self.params):
             if param.grad is not None:
+                indices.append(index)
                 params.append(param)
                 grads.append(param.grad)
                 states.append(self._param_state(index, param, amsgrad))
@@ -145,6 +160,10 @@ class Adam:
         steps = [s["step"] for s in states]
         if self._steps is not None and len(params) == len(self.params):
             self._steps.add_(1)
+        elif self._steps is not None and self._ones is not None:
+            # Some parameters have no gradient (a branch no loss reaches): count the others
+            # with one indexed add rather than one add per tensor.
+            self._steps.index_add_(0, self._indices_of(indices), self._ones[: len(indices)])
         else:
             torch_private.foreach_add_(steps, 1)
         beta1, beta2 = group["betas"]
