@@ -102,19 +102,20 @@ class Adam:
             if len(devices) == 1
             else None
         )
-        self._ones = torch.ones_like(self._steps) if self._steps is not None else None
-        #: Index tensors of the parameters that had gradients, by their indices (``step``).
-        self._index_tensors: dict[tuple[int, ...], torch.Tensor] = {}
+        #: Per set of parameters with gradients (their indices): 1.0 at each of them, 0.0
+        #: elsewhere, the increment of ``_steps`` in one add.
+        self._increments: dict[tuple[int, ...], torch.Tensor] = {}
 
-    def _indices_of(self, indices: list[int]) -> torch.Tensor:
-        """``indices`` as a tensor on the steps' device, made once per set of indices."""
+    def _increment_of(self, indices: list[int]) -> torch.Tensor:
+        """1.0 at ``indices``, 0.0 elsewhere (made once per set of indices)."""
         key = tuple(indices)
-        tensor = self._index_tensors.get(key)
-        if tensor is None:
+        increment = self._increments.get(key)
+        if increment is None:
             assert self._steps is not None
-            tensor = torch.tensor(indices, dtype=torch.long, device=self._steps.device)
-            self._index_tensors[key] = tensor
-        return tensor
+            increment = torch.zeros_like(self._steps)
+            increment[list(key)] = 1.0
+            self._increments[key] = increment
+        return increment
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for param in self.params:
@@ -160,10 +161,10 @@ class Adam:
         steps = [s["step"] for s in states]
         if self._steps is not None and len(params) == len(self.params):
             self._steps.add_(1)
-        elif self._steps is not None and self._ones is not None:
+        elif self._steps is not None:
             # Some parameters have no gradient (a branch no loss reaches): count the others
-            # with one indexed add rather than one add per tensor.
-            self._steps.index_add_(0, self._indices_of(indices), self._ones[: len(indices)])
+            # in one add too, rather than one add per tensor.
+            self._steps.add_(self._increment_of(indices))
         else:
             torch_private.foreach_add_(steps, 1)
         beta1, beta2 = group["betas"]
