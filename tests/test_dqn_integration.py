@@ -45,11 +45,11 @@ def ray_session() -> Iterator[None]:
 def _tuned(seed: int = 0) -> DQNConfig:
     """The tuned example's config without its evaluation, reporting every 1000 steps, and with
     one Q-value per action at the zoo's constant learning rate of 2.3e-3 and discount of 0.99,
-    three-step returns on fragments of 32, a target copy every 256 steps and epsilon annealed
-    over 8k steps (the file before it learnt a distribution of returns, which the step counts
-    in the docstrings were measured with): these tests are about workers, exploration and
-    replay, and the one-value head reaches the training target of 150 sooner and costs less
-    per step."""
+    three-step returns on fragments of 32, a target copy every 256 steps, epsilon annealed over
+    8k steps and a [64, 64] network (the file before it learnt a distribution of returns, which
+    the step counts in the docstrings were measured with): these tests are about workers,
+    exploration and replay, and the one-value head reaches the training target of 150 sooner
+    and costs less per step."""
     (experiment,) = load_experiments(DQN_FILE)
     config = experiment.config.copy()
     assert isinstance(config, DQNConfig)
@@ -63,6 +63,7 @@ def _tuned(seed: int = 0) -> DQNConfig:
             gamma=0.99,
             n_step=3,
             target_network_update_freq=256,
+            model={"fcnet_hiddens": [64, 64], "fcnet_activation": "relu"},
         )
         .rollouts(rollout_fragment_length=32)
         .exploration(
