@@ -157,3 +157,25 @@ def test_distributional_settings_that_would_not_act_are_refused() -> None:
     with pytest.raises(ConfigError, match=r"num_atoms"):
         DQNConfig().training(num_atoms=0)
     assert DQNConfig().training(num_atoms=51, v_min=0.0, v_max=100.0).validate()
+
+
+def test_adam_epsilon_is_the_epsilon_of_the_q_networks_adam() -> None:
+    """RLlib's ``adam_epsilon`` (its Atari files set 1.5e-4): Adam's ``eps``, torch's 1e-8 by
+    default; ``optimizer={"eps": ...}`` says the same, and the two set apart are refused."""
+    from runtime.algorithms.dqn.learner import DQNLearner
+
+    def eps_of(config: DQNConfig) -> float:
+        frozen = config.freeze()
+        module = QModule(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), frozen)
+        (group,) = DQNLearner(module, frozen).optimizers["default"].param_groups
+        return float(group["eps"])
+
+    assert DQNConfig()["adam_epsilon"] == 1e-8
+    assert eps_of(DQNConfig()) == 1e-8
+    assert eps_of(DQNConfig().training(adam_epsilon=1.5e-4)) == 1.5e-4
+    assert eps_of(DQNConfig().training(optimizer={"eps": 1e-3})) == 1e-3
+    assert eps_of(DQNConfig().training(adam_epsilon=1e-3, optimizer={"eps": 1e-3})) == 1e-3
+    with pytest.raises(ConfigError, match=r"adam_epsilon=0.0001 .*optimizer=\{'eps': 0.001\}"):
+        DQNConfig().training(adam_epsilon=1e-4, optimizer={"eps": 1e-3}).validate()
+    with pytest.raises(ConfigError, match=r"adam_epsilon.*greater than 0"):
+        DQNConfig().training(adam_epsilon=0.0)

@@ -13,12 +13,15 @@ from rlconf.algorithms.actor_critic_fields import GradClipArgs, LRScheduleArgs
 from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyArgs
 from rlconf.errors import FieldIssue
 from rlconf.exploration_types import ExplorationConfig
-from rlconf.field_types import ListOf, PosInt
+from rlconf.field_types import ListOf, PosFloat, PosInt
 from rlconf.fluent import NOT_SET
 from rlconf.generated.dqn_fluent import DQNConfigFluent
 from rlconf.inert_keys import InertKey
 from rlconf.section import Section
 from rlconf.sections.training import TRAINING, TrainingArgs
+
+#: ``adam_epsilon``'s default: torch.optim.Adam's own.
+ADAM_EPSILON = 1e-8
 
 _NO_NOISY = (
     "noisy networks (Rainbow's noisy, sigma0) are not implemented; explore with "
@@ -42,6 +45,14 @@ class DQNTrainingArgs(TrainingArgs, LRScheduleArgs, GradClipArgs, OffPolicyArgs,
         ),
     ]
     td_error_loss_fn: Annotated[Literal["huber", "mse"], Field(description="Loss on the TD error.")]
+    adam_epsilon: Annotated[
+        PosFloat,
+        Field(
+            description="Adam's epsilon, added to the root of the squared-gradient average: "
+            "larger values shrink the steps of parameters whose gradients are small "
+            "(torch.optim.Adam's eps)."
+        ),
+    ]
     num_atoms: Annotated[
         PosInt,
         Field(
@@ -74,6 +85,7 @@ DQN_TRAINING: Section = TRAINING.with_fields(
         "dueling": True,
         "double_q": True,
         "td_error_loss_fn": "huber",
+        "adam_epsilon": ADAM_EPSILON,
         "num_atoms": 1,
         "v_min": -10.0,
         "v_max": 10.0,
@@ -117,7 +129,25 @@ class DQNConfig(DQNConfigFluent, AlgorithmConfig):
     def _cross_field_issues(self) -> list[FieldIssue]:
         issues = super()._cross_field_issues()
         issues.extend(distributional_issues(self._plain))
+        issues.extend(adam_epsilon_issues(self._plain))
         return issues
+
+
+def adam_epsilon_issues(value: Callable[[str], Any]) -> list[FieldIssue]:
+    """``adam_epsilon`` and ``optimizer={"eps": ...}`` set the same number: one of them, not
+    both with different values."""
+    epsilon, options = value("adam_epsilon"), value("optimizer")
+    if NOT_SET in (epsilon, options) or not isinstance(options, dict) or "eps" not in options:
+        return []
+    if epsilon == ADAM_EPSILON or epsilon == options["eps"]:
+        return []
+    return [
+        FieldIssue(
+            "adam_epsilon",
+            f"and optimizer={{'eps': {options['eps']!r}}} both set Adam's epsilon; set one of them",
+            epsilon,
+        )
+    ]
 
 
 def distributional_issues(value: Callable[[str], Any]) -> list[FieldIssue]:

@@ -136,6 +136,7 @@ class DQNConfigFluent(_DQNConfigParent):
         dueling: bool = True,
         double_q: bool = True,
         td_error_loss_fn: Literal["huber", "mse"] = "huber",
+        adam_epsilon: PosFloat = 1e-08,
         num_atoms: PosInt = 1,
         v_min: float = -10.0,
         v_max: float = 10.0,
@@ -170,6 +171,9 @@ class DQNConfigFluent(_DQNConfigParent):
             double_q: Pick the next action with the online network, value it with the target network
                 (double DQN). Default: True.
             td_error_loss_fn: Loss on the TD error. Default: "huber".
+            adam_epsilon: Adam's epsilon, added to the root of the squared-gradient average: larger
+                values shrink the steps of parameters whose gradients are small (torch.optim.Adam's
+                eps). Default: 1e-08.
             num_atoms: Atoms of distributional Q-learning (C51): 1 learns one Q-value per action;
                 more learn, per action, a distribution of returns over num_atoms values evenly
                 spaced on [v_min, v_max], trained by cross-entropy with the projected n-step target.

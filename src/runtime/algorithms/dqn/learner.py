@@ -5,7 +5,8 @@ for prioritized replay to update its priorities."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -13,7 +14,7 @@ import torch
 from runtime.algorithms.dqn.loss import dqn_loss
 from runtime.algorithms.dqn.module import QModule
 from runtime.buffers.replay_buffer import TD_LOSS_COLUMNS
-from runtime.core.learner import Learner
+from runtime.core.learner import DEFAULT_OPTIMIZER, Learner, OptimizerSettings
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.settings import settings_of
 
@@ -24,7 +25,23 @@ class DQNLearnerSettings:
     td_error_loss_fn: str
 
 
+@dataclass(frozen=True)
+class DQNOptimizerSettings:
+    #: Configs without the key (custom ones on this learner) keep torch.optim.Adam's own.
+    adam_epsilon: float = 1e-8
+
+
 class DQNLearner(Learner):
+    def optimizer_settings(self) -> Mapping[str, OptimizerSettings]:
+        """The default optimizer with ``adam_epsilon`` as Adam's ``eps`` (``optimizer``'s own
+        ``eps`` where it sets one: the config refuses the two set apart)."""
+        settings = dict(super().optimizer_settings())
+        epsilon = settings_of(DQNOptimizerSettings, self.config, type(self).__name__).adam_epsilon
+        default = settings[DEFAULT_OPTIMIZER]
+        options = {"eps": float(epsilon), **default.options}
+        settings[DEFAULT_OPTIMIZER] = replace(default, options=options)
+        return settings
+
     def setup(self) -> None:
         assert isinstance(self.module, QModule)
         self.target = self.add_target_network("q", self.module)
