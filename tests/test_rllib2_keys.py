@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -501,3 +502,25 @@ def test_sacs_optimization_config_is_the_rllib_2x_name_of_optimization() -> None
     assert "optimization_config" not in config.to_dict()
     with pytest.raises(ConfigError, match=r"optimization_config: unknown key for PPOConfig"):
         PPOConfig().training(optimization_config={})  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("config_class", "key", "value", "instead"),
+    [
+        (DQNConfig, "learning_starts", 1000, "num_steps_sampled_before_learning_starts"),
+        (DQNConfig, "buffer_size", 50000, "replay_buffer_config={'capacity': ...}"),
+        (SACConfig, "prioritized_replay", True, "'PrioritizedReplayBuffer'"),
+        (DQNConfig, "prioritized_replay_alpha", 0.6, "{'prioritized_replay_alpha': ...}"),
+        (DQNConfig, "final_prioritized_replay_beta", 1.0, "{'prioritized_replay_beta': ...}"),
+        (SACConfig, "Q_model", {"fcnet_hiddens": [64]}, "q_model_config"),
+        (SACConfig, "policy_model", {"fcnet_hiddens": [64]}, "policy_model_config"),
+    ],
+)
+def test_the_references_1x_replay_keys_are_refused_naming_the_key_to_use(
+    config_class: type[DQNConfig] | type[SACConfig], key: str, value: Any, instead: str
+) -> None:
+    """RLlib 1.x files carry the replay keys RLlib 2.x moved into replay_buffer_config."""
+    with pytest.raises(
+        ConfigError, match=rf"{key}: not supported: deprecated.*{re.escape(instead)}"
+    ):
+        config_class.from_dict({key: value})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-#: Keys of the reference's COMMON_CONFIG that have no meaning in rlconf, and why (the
+#: Keys of the reference's configs that have no meaning in rlconf, and why (the
 #: TensorFlow-only and RLlib 2.x switches that are accepted at their "off" value are in
 #: ``rlconf.inert_keys``; other names of rlconf's keys, deprecated ones among them, are in
 #: ``rlconf.key_aliases``).
@@ -18,6 +18,28 @@ DROPPED_KEYS: dict[str, str] = {
     "timesteps_per_iteration": "deprecated: use min_sample_timesteps_per_reporting",
     "min_iter_time_s": "deprecated: use min_time_s_per_reporting",
     "collect_metrics_timeout": "deprecated: use metrics_episode_collection_timeout_s",
+    # The replay keys of the reference's DQN, SAC and DDPG configs, which RLlib 2.x moved into
+    # replay_buffer_config (or renamed): their 1.x files still carry them.
+    "learning_starts": "deprecated: use num_steps_sampled_before_learning_starts",
+    "buffer_size": "deprecated: use replay_buffer_config={'capacity': ...}",
+    "prioritized_replay": "deprecated: use replay_buffer_config={'type': "
+    "'PrioritizedReplayBuffer'} (or 'ReplayBuffer' for false)",
+    **{
+        key: f"deprecated: use replay_buffer_config={{'{key}': ...}}"
+        for key in (
+            "prioritized_replay_alpha",
+            "prioritized_replay_beta",
+            "prioritized_replay_eps",
+            "worker_side_prioritization",
+        )
+    },
+    **{
+        key: "deprecated with beta annealing, which the reference dropped: set "
+        "replay_buffer_config={'prioritized_replay_beta': ...}"
+        for key in ("final_prioritized_replay_beta", "prioritized_replay_beta_annealing_timesteps")
+    },
+    "Q_model": "deprecated: use q_model_config",
+    "policy_model": "deprecated: use policy_model_config",
 }
 
 
