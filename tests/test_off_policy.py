@@ -254,3 +254,37 @@ def test_n_step_is_checked_against_the_resolved_auto_fragment() -> None:
     DQNConfig().training(n_step=3, train_batch_size=grid_search([4, 64])).rollouts(
         rollout_fragment_length="auto", num_envs_per_worker=2
     ).validate()
+
+
+def test_before_learn_on_batch_changes_each_replayed_batch_before_the_update() -> None:
+    """RLlib's DQN-family hook: fn(batch, policy_map, train_batch_size) -> batch."""
+    from runtime.core.multi_agent_batch import MultiAgentBatch
+
+    seen: list[tuple[MultiAgentBatch, list[str], int]] = []
+    learned: list[MultiAgentBatch] = []
+
+    def halve(batch: MultiAgentBatch, policy_map: Any, train_batch_size: int) -> MultiAgentBatch:
+        seen.append((batch, list(policy_map), train_batch_size))
+        rows = batch["default_policy"].slice(0, 16)
+        return MultiAgentBatch({"default_policy": rows}, 16)
+
+    algo = _algo(num_steps_sampled_before_learning_starts=0, before_learn_on_batch=halve)
+    learn = algo.learn_on_batch
+
+    def spy(batch: Any) -> Any:
+        learned.append(batch)
+        return learn(batch)
+
+    algo.learn_on_batch = spy  # type: ignore[method-assign]  # a spy on the instance
+    try:
+        algo.train()
+        assert [(len(b), ids, size) for b, ids, size in seen] == [(32, ["default_policy"], 32)]
+        assert [len(b["default_policy"]) for b in learned] == [16]
+    finally:
+        algo.stop()
+    algo = _algo(num_steps_sampled_before_learning_starts=0, before_learn_on_batch=lambda *a: 1)
+    try:
+        with pytest.raises(TypeError, match=r"before_learn_on_batch .* returned int"):
+            algo.train()
+    finally:
+        algo.stop()

@@ -19,7 +19,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from rlconf.errors import FieldIssue
-from rlconf.field_types import NonNegInt, PosFloat, PosInt, UnitFloat
+from rlconf.field_types import FunctionRef, NonNegInt, PosFloat, PosInt, UnitFloat
 from rlconf.fluent import NOT_SET
 from rlconf.replay_buffer_config import REPLAY_BUFFER_DEFAULTS, ReplayBufferConfig
 
@@ -53,6 +53,13 @@ class OffPolicyArgs(TypedDict, total=False):
     store_buffer_in_checkpoints: Annotated[
         bool, Field(description="Save the replay buffer (as arrays) in checkpoints.")
     ]
+    before_learn_on_batch: Annotated[
+        FunctionRef | None,
+        Field(
+            description="fn(batch, policy_map, train_batch_size) -> batch: changes each "
+            "replayed MultiAgentBatch before the learners update on it (None: no change)."
+        ),
+    ]
 
 
 #: The defaults of the off-policy fields (DQN's: a hard target-network copy every 500 steps).
@@ -64,6 +71,7 @@ OFF_POLICY_DEFAULTS: OffPolicyArgs = {
     "training_intensity": None,
     "replay_buffer_config": REPLAY_BUFFER_DEFAULTS,
     "store_buffer_in_checkpoints": False,
+    "before_learn_on_batch": None,
 }
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
+    FunctionRef,
     JsonDict,
     ListOf,
     NonNegFloat,
@@ -132,6 +133,7 @@ class DQNConfigFluent(_DQNConfigParent):
         training_intensity: PosFloat | None = None,
         replay_buffer_config: ReplayBufferConfig = REPLAY_BUFFER_DEFAULTS,
         store_buffer_in_checkpoints: bool = False,
+        before_learn_on_batch: FunctionRef | None = None,
         hiddens: ListOf[PosInt] = [256],  # noqa: B006
         dueling: bool = True,
         double_q: bool = True,
@@ -166,6 +168,9 @@ class DQNConfigFluent(_DQNConfigParent):
                 current ones). Default: REPLAY_BUFFER_DEFAULTS.
             store_buffer_in_checkpoints: Save the replay buffer (as arrays) in checkpoints. Default:
                 False.
+            before_learn_on_batch: fn(batch, policy_map, train_batch_size) -> batch: changes each
+                replayed MultiAgentBatch before the learners update on it (None: no change).
+                Default: None.
             hiddens: Sizes of the Q head's hidden layers (after the model's layers). Default: [256].
             dueling: Separate state-value and advantage streams (dueling DQN). Default: True.
             double_q: Pick the next action with the online network, value it with the target network

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from rlconf.field_types import JsonDict, NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat
+from rlconf.field_types import (
+    FunctionRef,
+    JsonDict,
+    NonNegFloat,
+    NonNegInt,
+    PosFloat,
+    PosInt,
+    UnitFloat,
+)
 from rlconf.fluent import NOT_SET, SelfConfig, fluent
 from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
 from rlconf.replay_buffer_config import ReplayBufferConfig
@@ -128,6 +136,7 @@ class SACConfigFluent(_SACConfigParent):
         training_intensity: PosFloat | None = None,
         replay_buffer_config: ReplayBufferConfig = SAC_REPLAY_BUFFER,
         store_buffer_in_checkpoints: bool = False,
+        before_learn_on_batch: FunctionRef | None = None,
         twin_q: bool = True,
         q_model_config: ModelConfigDict = SAC_MODEL_DEFAULTS,
         policy_model_config: ModelConfigDict = SAC_MODEL_DEFAULTS,
@@ -158,6 +167,9 @@ class SACConfigFluent(_SACConfigParent):
                 current ones). Default: SAC_REPLAY_BUFFER.
             store_buffer_in_checkpoints: Save the replay buffer (as arrays) in checkpoints. Default:
                 False.
+            before_learn_on_batch: fn(batch, policy_map, train_batch_size) -> batch: changes each
+                replayed MultiAgentBatch before the learners update on it (None: no change).
+                Default: None.
             twin_q: Two Q-networks, each trained on the same target; the smaller of their values is
                 used (clipped double Q). Default: True.
             q_model_config: The Q-networks' model: ``model`` updated by these keys (updates the

@@ -10,7 +10,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlconf.exploration_types import ExplorationConfig
-from rlconf.field_types import JsonDict, ListOf, NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat
+from rlconf.field_types import (
+    FunctionRef,
+    JsonDict,
+    ListOf,
+    NonNegFloat,
+    NonNegInt,
+    PosFloat,
+    PosInt,
+    UnitFloat,
+)
 from rlconf.fluent import NOT_SET, SelfConfig, fluent
 from rlconf.model_config import MODEL_DEFAULTS, Activation, ModelConfigDict
 from rlconf.replay_buffer_config import ReplayBufferConfig
@@ -55,6 +64,7 @@ class TD3ConfigFluent(_TD3ConfigParent):
         training_intensity: PosFloat | None = None,
         replay_buffer_config: ReplayBufferConfig = TD3_REPLAY_BUFFER,
         store_buffer_in_checkpoints: bool = False,
+        before_learn_on_batch: FunctionRef | None = None,
         twin_q: bool = True,
         policy_delay: PosInt = 2,
         smooth_target_policy: bool = True,
@@ -92,6 +102,9 @@ class TD3ConfigFluent(_TD3ConfigParent):
                 current ones). Default: TD3_REPLAY_BUFFER.
             store_buffer_in_checkpoints: Save the replay buffer (as arrays) in checkpoints. Default:
                 False.
+            before_learn_on_batch: fn(batch, policy_map, train_batch_size) -> batch: changes each
+                replayed MultiAgentBatch before the learners update on it (None: no change).
+                Default: None.
             twin_q: Two critics trained on the same target, which takes the smaller of their values
                 (TD3's clipped double Q). Default: True.
             policy_delay: Update the actor once every this many critic updates (TD3: 2). Default: 2.

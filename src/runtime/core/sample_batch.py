@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, overload
@@ -78,6 +79,18 @@ class SampleBatch:
     def count(self) -> int:
         return self._count
 
+    def env_steps(self) -> int:
+        """The rows (RLlib's name: one env step per row of a single-agent batch)."""
+        return self._count
+
+    def agent_steps(self) -> int:
+        """The rows (RLlib's name)."""
+        return self._count
+
+    def slice(self, start: int, end: int) -> SampleBatch:
+        """Rows ``start`` to ``end`` (RLlib's name for ``batch[start:end]``)."""
+        return self[start:end]
+
     @property
     def columns(self) -> list[str]:
         return list(self._columns)
@@ -105,10 +118,11 @@ class SampleBatch:
     def __getitem__(self, key: str) -> npt.NDArray[Any]: ...
 
     @overload
-    def __getitem__(self, key: slice) -> SampleBatch: ...
+    def __getitem__(self, key: builtins.slice) -> SampleBatch: ...
 
-    def __getitem__(self, key: str | slice) -> npt.NDArray[Any] | SampleBatch:
-        if isinstance(key, slice):
+    def __getitem__(self, key: str | builtins.slice) -> npt.NDArray[Any] | SampleBatch:
+        # builtins.slice: the class's own slice() method shadows the name here.
+        if isinstance(key, builtins.slice):
             return SampleBatch({n: v[key] for n, v in self._columns.items()})
         try:
             return self._columns[key]

@@ -7,7 +7,8 @@ SAC, TD3, DDPG). Each training step:
 3. once ``num_steps_sampled_before_learning_starts`` env steps are in, replays minibatches of
    ``train_batch_size`` rows from each policy's buffer that holds at least
    ``replay_buffer_config["min_size_for_sampling"]`` rows (none before both hold) and updates
-   the learners on them: one per round, or as many as
+   the learners on them (each minibatch through ``before_learn_on_batch`` first, where set):
+   one per round, or as many as
    keep replayed / sampled steps at ``training_intensity``; after each update a prioritized
    buffer gets its rows' new priorities from the TD errors the learner returns
    (``info["td_error"]``, one per replayed row, taken out of the reported info);
@@ -26,7 +27,7 @@ checkpoint's JSON) and come back on restore.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,8 @@ class OffPolicySettings:
     store_buffer_in_checkpoints: bool
     train_batch_size: int
     seed: int | None
+    #: Configs without the key (custom ones that declare only the others) have no hook.
+    before_learn_on_batch: Callable[..., Any] | None = None
 
 
 class OffPolicyAlgorithm(Algorithm):
@@ -83,6 +86,7 @@ class OffPolicyAlgorithm(Algorithm):
         self.buffer_settings = complete_replay_buffer_config(settings.replay_buffer_config)
         self.min_size_for_sampling = int(self.buffer_settings["min_size_for_sampling"])
         self.store_buffers = bool(settings.store_buffer_in_checkpoints)
+        self.before_learn_on_batch = settings.before_learn_on_batch
         super()._build()
 
     def training_step(self) -> dict[str, Any]:
@@ -143,12 +147,23 @@ class OffPolicyAlgorithm(Algorithm):
 
     def replay(self) -> MultiAgentBatch:
         """A minibatch of ``train_batch_size`` rows from the buffer of each policy to train
-        that holds enough rows (``buffers_to_replay``)."""
+        that holds enough rows (``buffers_to_replay``), through ``before_learn_on_batch``
+        where set."""
         size = int(self.off_policy.train_batch_size)
-        return MultiAgentBatch(
+        batch = MultiAgentBatch(
             {pid: buffer.sample(size) for pid, buffer in self.buffers_to_replay().items()},
             size,
         )
+        hook = self.before_learn_on_batch
+        if hook is None:
+            return batch
+        changed = hook(batch, self.workers.local_worker().policy_map, size)
+        if not isinstance(changed, MultiAgentBatch):
+            raise TypeError(
+                f"before_learn_on_batch {getattr(hook, '__qualname__', hook)!r} returned "
+                f"{type(changed).__name__}; it must return the MultiAgentBatch to learn on"
+            )
+        return changed
 
     def update_priorities(self, replayed: MultiAgentBatch, learner_info: dict[str, Any]) -> None:
         """Give the replayed rows of each prioritized buffer the priorities of their TD errors
