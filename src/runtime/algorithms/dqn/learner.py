@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from rlconf.algorithms.dqn import ADAM_EPSILON
 from runtime.algorithms.dqn.loss import dqn_loss
 from runtime.algorithms.dqn.module import QModule
 from runtime.buffers.replay_buffer import TD_LOSS_COLUMNS
@@ -28,7 +29,7 @@ class DQNLearnerSettings:
 @dataclass(frozen=True)
 class DQNOptimizerSettings:
     #: Configs without the key (custom ones on this learner) keep torch.optim.Adam's own.
-    adam_epsilon: float = 1e-8
+    adam_epsilon: float = ADAM_EPSILON
 
 
 class DQNLearner(Learner):
