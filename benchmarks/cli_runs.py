@@ -48,8 +48,9 @@ class TrainRun:
         return result
 
 
-def train(job: Path, seed: int, local_dir: str) -> TrainRun:
-    """Run `rlconf train -f job` with the seed overridden through `--config`."""
+def train(job: Path, seed: int, local_dir: str, stop: dict[str, float] | None = None) -> TrainRun:
+    """Run `rlconf train -f job` with the seed overridden through `--config` (and, with
+    ``stop``, those stop criteria merged over the file's through `--stop`)."""
     command = [
         sys.executable,
         "-m",
@@ -62,6 +63,8 @@ def train(job: Path, seed: int, local_dir: str) -> TrainRun:
         "--local-dir",
         local_dir,
     ]
+    if stop is not None:
+        command += ["--stop", json.dumps(stop)]
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert process.stdout is not None

@@ -19,8 +19,11 @@ def _greedy_curve(
 ) -> list[Any]:
     """(env steps, greedy evaluation mean) after each iteration of ``file`` with ``seed``,
     until the evaluation reaches ``target`` and ``past`` more env steps have been sampled, or
-    ``budget`` steps; with ``save``, a checkpoint of the end goes there."""
+    ``budget`` steps; with ``save``, a checkpoint goes there where `rlconf train -f file`
+    would have ended with one: after the first iteration that met the file's evaluation stop
+    criterion (its end if none did)."""
     (experiment,) = load_experiments(ROOT / file)
+    stop = float(experiment.stop["evaluation/episode_reward_mean"])
     algo = experiment.config.copy().debugging(seed=seed).build()
     curve: list[tuple[int, float]] = []
     solved_at = None
@@ -29,6 +32,9 @@ def _greedy_curve(
             result = algo.train()
             steps = int(result["timesteps_total"])
             curve.append((steps, float(result["evaluation"]["episode_reward_mean"])))
+            if save is not None and curve[-1][1] >= stop:
+                algo.save(str(save))
+                save = None
             if solved_at is None and curve[-1][1] >= target:
                 solved_at = steps
             if steps >= budget or (solved_at is not None and steps >= solved_at + past):
@@ -94,7 +100,8 @@ def test_tuned_sac_reaches_minus_250_on_pendulum_and_its_checkpoint_evaluates_so
     on seed 2 (avx512 and avx2 kernels; the default ones: 3k on 0, 1, 4), and above it at every
     evaluation after that to 20k (lowest: -243); the budget is 10k. The first seed to solve
     goes on for 3k more env steps (three more evaluations) and must stay solved; then the
-    issue's "done when" on it: its checkpoint, evaluated as `rlconf evaluate <checkpoint>
+    issue's "done when" on it: the checkpoint `rlconf train -f` ends with (where the file's
+    stop, -200, is first met: 4k env steps), evaluated as `rlconf evaluate <checkpoint>
     --episodes 10 --no-explore` does (other episodes than the training's evaluation saw), shows
     -250 or better."""
     import json
