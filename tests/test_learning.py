@@ -148,10 +148,11 @@ def test_ppo_learns_pendulum_with_continuous_actions() -> None:
 def test_tuned_dqn_greedy_evaluation_reaches_450_on_cartpole_and_stays() -> None:
     """examples/tuned/cartpole-dqn.yaml: a seed counts once its greedy evaluation reaches the
     file's target of 450 within 60k env steps and every evaluation of the next 10k env steps
-    (five more) stays at 450 or better. Seeds 0, 1 and 4 first reached 450 at 10k / 8k / 4k
-    (avx512 kernels), 10k / 12k / 6k (avx2) and 8k / 6k / 6k (default) and held to 100k, but
-    for seed 4 under avx2, which fell to 362 one evaluation after its pass. With the discount
-    of 0.99 and one Q-value per action, seed 2 reached 500 at 10k and fell to 160 by 43k."""
+    (five more) stays at 450 or better. Seeds 0, 1 and 4 first reached 450 at 6k / 8k / 6k
+    (avx2 kernels) and 8k / 6k / 4k (default) and held for 50k more (to 100k but for seed 4
+    under avx2, at 404 once at 57k). Before advantage learning, seed 4 under avx2 fell to 362
+    one evaluation after its pass; with the discount of 0.99 and one Q-value per action, seed
+    2 reached 500 at 10k and fell to 160 by 43k."""
     runs: list[tuple[int, list[Any]]] = []
     for seed in (0, 1, 4):
         runs.append((seed, _greedy_curve(DQN_FILE, seed, 450, 60_000, past=10_000)))

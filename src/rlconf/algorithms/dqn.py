@@ -1,5 +1,5 @@
-"""``DQNConfig``: deep Q-learning with a replay buffer, target network, double Q, dueling heads
-and n-step returns."""
+"""``DQNConfig``: deep Q-learning with a replay buffer, target network, double Q, dueling heads,
+n-step returns, distributional Q-learning and advantage learning."""
 
 from __future__ import annotations
 
@@ -70,6 +70,19 @@ class DQNTrainingArgs(TrainingArgs, LRScheduleArgs, GradClipArgs, OffPolicyArgs,
         float,
         Field(description="Highest return of the distributional support (num_atoms > 1)."),
     ]
+    advantage_learning_alpha: Annotated[
+        float,
+        Field(
+            ge=0.0,
+            lt=1.0,
+            description="Advantage learning (Bellemare et al. 2016, 'Increasing the action "
+            "gap'; not an RLlib key): each target is lowered by alpha times how far the "
+            "target network values the taken action below the state's best one. The greedy "
+            "action's value is unchanged, the others' fall further behind (the gap grows by "
+            "about 1 / (1 - alpha)), so small errors in the values flip the greedy action "
+            "less often. 0 (the default) is plain Q-learning.",
+        ),
+    ]
     # The reference's noisy-network switches, at the values that turn them off (RLlib's own
     # files, e.g. pong-dqn.yaml, spell them out): accepted there, refused with the reason
     # otherwise.
@@ -89,6 +102,7 @@ DQN_TRAINING: Section = TRAINING.with_fields(
         "num_atoms": 1,
         "v_min": -10.0,
         "v_max": 10.0,
+        "advantage_learning_alpha": 0.0,
         "noisy": False,
         "sigma0": 0.5,
         "lr_schedule": None,

@@ -142,6 +142,7 @@ class DQNConfigFluent(_DQNConfigParent):
         num_atoms: PosInt = 1,
         v_min: float = -10.0,
         v_max: float = 10.0,
+        advantage_learning_alpha: float = 0.0,
         noisy: bool = False,
         sigma0: float = 0.5,
     ) -> SelfConfig:
@@ -185,6 +186,12 @@ class DQNConfigFluent(_DQNConfigParent):
                 Default: 1.
             v_min: Lowest return of the distributional support (num_atoms > 1). Default: -10.0.
             v_max: Highest return of the distributional support (num_atoms > 1). Default: 10.0.
+            advantage_learning_alpha: Advantage learning (Bellemare et al. 2016, 'Increasing the
+                action gap'; not an RLlib key): each target is lowered by alpha times how far the
+                target network values the taken action below the state's best one. The greedy
+                action's value is unchanged, the others' fall further behind (the gap grows by about
+                1 / (1 - alpha)), so small errors in the values flip the greedy action less often. 0
+                (the default) is plain Q-learning. Default: 0.0.
             noisy: Reference compatibility: only False is accepted, and has no effect (noisy
                 networks (Rainbow's noisy, sigma0) are not implemented; explore with
                 exploration_config (EpsilonGreedy, SoftQ, ParameterNoise)); other values are

@@ -24,6 +24,8 @@ from runtime.core.settings import settings_of
 class DQNLearnerSettings:
     double_q: bool
     td_error_loss_fn: str
+    #: Configs without the key (custom ones on this learner) learn plain Q-values.
+    advantage_learning_alpha: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -49,11 +51,17 @@ class DQNLearner(Learner):
         settings = settings_of(DQNLearnerSettings, self.config, type(self).__name__)
         self.double_q = bool(settings.double_q)
         self.loss_fn = str(settings.td_error_loss_fn)
+        self.advantage_alpha = float(settings.advantage_learning_alpha)
 
     def compute_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, Any]]:
         assert isinstance(self.module, QModule)
         return dqn_loss(
-            self.module, self.target, batch, double_q=self.double_q, loss_fn=self.loss_fn
+            self.module,
+            self.target,
+            batch,
+            double_q=self.double_q,
+            loss_fn=self.loss_fn,
+            advantage_alpha=self.advantage_alpha,
         )
 
     def update(self, batch: SampleBatch) -> dict[str, Any]:
