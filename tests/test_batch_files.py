@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlconf import PGConfig
+from rlconf import ConfigError, PGConfig
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
 from runtime.offline.batch_files import decode_batch, encode_batch
@@ -109,8 +109,10 @@ def test_train_from_the_files_pg_wrote(tmp_path: Path) -> None:
 
 
 def test_bad_input_and_output_settings_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="no files found"):
+    with pytest.raises(ConfigError, match=r"input=.*none-\*\.json.*no glob matching a file"):
         _pg(input_=str(tmp_path / "none-*.json")).build()
+    with pytest.raises(FileNotFoundError, match="no files found"):
+        JsonReader(str(tmp_path / "none-*.json"))
     (tmp_path / "bad.json").write_text("{oops\n")
     algo = _pg(input_=str(tmp_path / "bad.json")).build()
     try:

@@ -181,8 +181,10 @@ def test_a_policy_without_memory_refuses_a_state() -> None:
     try:
         assert not algo.get_policy().is_recurrent()
         assert algo.get_policy().get_initial_state() == []
-        with pytest.raises(ValueError, match=r"prev_action=.*no memory"):
-            algo.compute_single_action(0, prev_action=1)
+        # Previous actions and rewards are inputs of every call (as in RLlib): ignored here.
+        assert algo.compute_single_action(0, prev_action=1, prev_reward=1.0) in (0, 1)
+        with pytest.raises(ValueError, match=r"compute_single_action\(state=.*no memory"):
+            algo.compute_single_action(0, [np.zeros(4)])
         with pytest.raises(ValueError, match=r"compute_actions\(state=.*no memory"):
             algo.compute_actions([0], [np.zeros((1, 4))])
     finally:

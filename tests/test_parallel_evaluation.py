@@ -237,9 +237,15 @@ def test_two_workers_fit_a_two_cpu_cluster_the_driver_reserves_nothing() -> None
         algo.stop()
 
 
+def _input_that_fails(ioctx: Any) -> Any:
+    raise FileNotFoundError("input: no files found")
+
+
 def test_a_failed_build_releases_its_placement_group(tmp_path: Path) -> None:
     groups = _live_groups()
-    config = _config().offline_data(input_=str(tmp_path / "missing-*.json"))
+    # A missing input path is refused as the algorithm is built, before any reservation: an
+    # input that fails as the workers make it fails the build after the group was reserved.
+    config = _config().offline_data(input_=_input_that_fails)
     with pytest.raises(FileNotFoundError, match="no files found"):
         config.build()  # fails after the placement group was reserved
     assert _live_groups() == groups

@@ -38,13 +38,13 @@ def test_a_misspelt_keyword_is_a_type_error_with_did_you_mean(algo: Algorithm) -
         algo.compute_actions([OBS], polcy_id="default_policy")
 
 
-def test_reference_inputs_are_accepted_when_not_given_and_refused_when_given(
+def test_reference_inputs_are_accepted_and_those_no_model_reads_refused_when_given(
     algo: Algorithm,
 ) -> None:
     action = algo.compute_single_action(OBS, prev_action=None, prev_reward=None, info=None)
     assert action in (0, 1)
-    with pytest.raises(ValueError, match=r"prev_reward=.*observation alone"):
-        algo.compute_single_action(OBS, prev_reward=1.0)
+    with pytest.raises(ValueError, match=r"episode=.*no model here reads"):
+        algo.compute_single_action(OBS, episode="episode")
 
 
 def test_timestep_reaches_the_policy(algo: Algorithm) -> None:

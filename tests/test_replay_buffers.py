@@ -23,6 +23,7 @@ from typing_extensions import Unpack
 from rlconf import AlgorithmConfig, ConfigError
 from rlconf.field_types import NonNegInt, PosFloat, PosInt, UnitFloat
 from rlconf.fluent import fluent
+from rlconf.inert_keys import INERT_REPLAY_BUFFER_KEYS, REFUSED_REPLAY_BUFFER_KEYS
 from rlconf.replay_buffer_config import (
     REPLAY_BUFFER_DEFAULTS,
     REPLAY_BUFFER_KEYS,
@@ -294,9 +295,9 @@ def test_replay_buffer_config_as_a_config_field() -> None:
     # A partial dict updates the current one, as model and exploration_config do.
     assert config["replay_buffer_config"] == {"type": "PrioritizedReplayBuffer", "capacity": 7}
     with pytest.raises(ConfigError) as info:
-        PQConfig().training(replay_buffer_config={"capacity": 10, "buffer_size": 5})  # type: ignore[typeddict-unknown-key]
+        PQConfig().training(replay_buffer_config={"capacity": 10, "capacityy": 5})  # type: ignore[typeddict-unknown-key]
     issue = info.value.issues[0]
-    assert issue.field == "replay_buffer_config.buffer_size" and "unknown key" in issue.problem
+    assert issue.field == "replay_buffer_config.capacityy" and "unknown key" in issue.problem
     assert "capacity" in issue.allowed and "prioritized_replay_eps" in issue.allowed
     with pytest.raises(ConfigError, match=r"replay_buffer_config\.capacity"):
         PQConfig().training(replay_buffer_config={"capacity": 0})
@@ -309,8 +310,11 @@ def test_replay_buffer_config_as_a_config_field() -> None:
     assert field["default"] == {"type": "PrioritizedReplayBuffer", "capacity": 1000}
     definition = schema["$defs"][field["$ref"].rsplit("/", 1)[-1]]
     assert definition["additionalProperties"] is False
-    assert sorted(definition["properties"]) == sorted(REPLAY_BUFFER_KEYS)
-    assert set(REPLAY_BUFFER_KEYS) - set(REPLAY_BUFFER_DEFAULTS) == {"worker_side_prioritization"}
+    # RLlib 2.x's learning_starts there sets num_steps_sampled_before_learning_starts.
+    assert sorted(definition["properties"]) == sorted([*REPLAY_BUFFER_KEYS, "learning_starts"])
+    assert set(REPLAY_BUFFER_KEYS) - set(REPLAY_BUFFER_DEFAULTS) == set(
+        INERT_REPLAY_BUFFER_KEYS
+    ) | set(REFUSED_REPLAY_BUFFER_KEYS)
 
 
 # ---------------------------------------------------------------------- through an algorithm

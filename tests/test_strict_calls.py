@@ -1,8 +1,10 @@
 """Strict calls on ``TorchPolicy``: ``compute_actions`` and ``compute_single_action`` take the
 reference's keywords by name (``explore``, ``timestep``, ...), and nothing else. A keyword they
 do not take is a TypeError naming it (a misspelt ``explore`` would otherwise keep exploring);
-the reference's inputs that no model here reads (previous actions and rewards, infos, episodes,
-recurrent state) are accepted when not given and a ValueError naming them when given."""
+previous actions and rewards and infos are inputs of every call, as in the reference (a model
+without memory ignores them: tests/test_prev_inputs_without_memory.py); the inputs that no
+model here reads (episodes, input dicts) and a state given to a model without memory are
+accepted when not given and a ValueError naming them when given."""
 
 from __future__ import annotations
 
@@ -85,9 +87,6 @@ def test_the_reference_keywords_and_the_runners_keywords_work(policy: TorchPolic
     "keyword, value",
     [
         ("state_batches", [np.zeros((3, 8))]),
-        ("prev_action_batch", np.zeros(3)),
-        ("prev_reward_batch", np.zeros(3)),
-        ("info_batch", [{}, {}, {}]),
         ("episodes", ["episode"] * 3),
     ],
 )
@@ -96,7 +95,7 @@ def test_inputs_no_model_here_reads_are_refused_when_given(
 ) -> None:
     kwargs: dict[str, Any] = {keyword: value}
     with pytest.raises(
-        ValueError, match=rf"compute_actions\({keyword}=.*(observation alone|no model here reads)"
+        ValueError, match=rf"compute_actions\({keyword}=.*(no state|no model here reads)"
     ):
         policy.compute_actions(OBS, **kwargs)
 
@@ -110,5 +109,5 @@ def test_compute_single_action_is_as_strict(policy: TorchPolicy) -> None:
     bad: dict[str, Any] = {"explor": False}
     with pytest.raises(TypeError, match=r"compute_single_action\(\).*'explor'"):
         policy.compute_single_action(OBS[0], **bad)
-    with pytest.raises(ValueError, match=r"compute_single_action\(prev_reward=.*leave"):
-        policy.compute_single_action(OBS[0], prev_reward=1.0)
+    with pytest.raises(ValueError, match=r"compute_single_action\(episode=.*leave"):
+        policy.compute_single_action(OBS[0], episode="episode")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,15 +13,15 @@ from typing import Any
 import pytest
 
 from rlconf.cli import main
+from rlconf.progress_line import Iteration, plain_line
 from rlconf.stop_progress import (
     StopProgress,
-    budget_fraction,
     format_duration,
     format_number,
-    seconds_left,
+    nearest,
     steps_per_s,
 )
-from rlconf.train_progress import RunEnd, TrainProgress, final_lines, progress_text
+from rlconf.train_progress import RunEnd, TrainProgress, final_lines
 
 DQN_LIKE_STOP = {"evaluation/episode_reward_mean": 450.0, "timesteps_total": 100_000.0}
 
@@ -53,18 +54,29 @@ def test_an_evaluation_criterion_keeps_its_latest_value_between_evaluations() ->
     assert evaluation.reached
 
 
+def _nearest(stop: Mapping[str, float], *results: dict[str, Any]) -> tuple[str, float, float]:
+    progress = StopProgress(stop)
+    for result in results:
+        criteria = progress.update(result)
+    first = nearest(criteria)
+    assert first is not None and first.fraction is not None and first.seconds_left is not None
+    return first.key, first.fraction, first.seconds_left
+
+
 def test_the_time_left_comes_from_the_nearest_budget() -> None:
     result = _result(4, 8000, 20.0)
     assert steps_per_s(result) == 400.0
     # 92k steps at 400 steps/s
-    assert seconds_left(result, {"timesteps_total": 100_000}) == pytest.approx(230.0)
+    assert _nearest({"timesteps_total": 100_000}, result) == ("timesteps_total", 0.08, 230.0)
     # 6 more iterations at 5 s each
-    assert seconds_left(result, {"training_iteration": 10}) == pytest.approx(30.0)
-    assert seconds_left(result, {"time_total_s": 60}) == pytest.approx(40.0)
-    assert seconds_left(result, {"timesteps_total": 100_000, "time_total_s": 60}) == 40.0
-    assert seconds_left(result, {"episode_reward_mean": 450}) is None
-    assert budget_fraction(result, {"timesteps_total": 100_000, "training_iteration": 10}) == 0.4
-    assert budget_fraction(result, {"episode_reward_mean": 450}) is None
+    assert _nearest({"training_iteration": 10}, result) == ("training_iteration", 0.4, 30.0)
+    assert _nearest({"time_total_s": 60}, result) == ("time_total_s", 20 / 60, 40.0)
+    both = {"timesteps_total": 100_000, "time_total_s": 60}
+    assert _nearest(both, result) == ("time_total_s", 20 / 60, 40.0)
+    # One reward value gives no pace: it is 0% of its way, with no time left known.
+    (reward,) = StopProgress({"episode_reward_mean": 450}).update(result)
+    assert (reward.fraction, reward.seconds_left) == (0.0, None)
+    assert [format_duration(s) for s in (4.4, 187, 3729)] == ["4 s", "3:07", "1:02:09"]
     assert [format_duration(s) for s in (4.4, 187, 3729)] == ["4 s", "3:07", "1:02:09"]
 
 
@@ -73,17 +85,18 @@ def test_the_progress_line_shows_the_goal_the_pace_and_the_time_left() -> None:
     criteria = StopProgress(stop).update(
         _result(5, 10_240, 25.6, evaluation={"episode_reward_mean": 312.4})
     )
-    line = progress_text(_result(5, 10_240, 25.6), criteria, 27.0, stop)
+    line = plain_line(Iteration(_result(5, 10_240, 25.6), criteria, 27.0))
     assert line.startswith("iter    5  steps    10240/100000  400 steps/s  ")
     assert "evaluation/episode_reward_mean 312.40/450" in line
     assert "reward    25.00" in line  # the training reward, which is not a criterion here
-    assert "time 27 s" in line and line.endswith("ETA 3:44")
-    # A criterion on the training reward replaces the plain reward column; no budget, no ETA.
-    plain = progress_text(
-        _result(2, 400, 1.0),
-        StopProgress({"episode_reward_mean": 150}).update(_result(2, 400, 1.0)),
-        1.2,
-        {"episode_reward_mean": 150},
+    assert "time 27 s" in line and line.endswith("ETA 3:44 (timesteps_total 10%)")
+    # A criterion on the training reward replaces the plain reward column; no pace yet, no ETA.
+    plain = plain_line(
+        Iteration(
+            _result(2, 400, 1.0),
+            StopProgress({"episode_reward_mean": 150}).update(_result(2, 400, 1.0)),
+            1.2,
+        )
     )
     assert "episode_reward_mean 22/150" in plain and "reward " not in plain
     assert "ETA" not in plain
@@ -157,7 +170,7 @@ def test_plain_lines_without_a_terminal_and_a_live_bar_with_one(
     assert first.startswith(
         "iter    1  steps      200/1000  200 steps/s  episode_reward_mean 21/400  "
     )
-    assert first.endswith("ETA 4 s") and second == "checkpoint: here"
+    assert first.endswith("ETA 4 s (timesteps_total 20%)") and second == "checkpoint: here"
 
     live_out = io.StringIO()
     live = TrainProgress("PPO", stop, out=live_out, live=True)
@@ -167,8 +180,11 @@ def test_plain_lines_without_a_terminal_and_a_live_bar_with_one(
     live.close()
     text = live_out.getvalue()
     frames = [frame for frame in text.replace("\n", "\r").split("\r") if "%|" in frame]
-    assert frames[-1].startswith(" 40%|")
-    assert "PPO iter 2  episode_reward_mean 22/400  ETA 3 s  400/1000 steps (200/s)" in frames[-1]
+    # The reward rises 1 a second to 400: the step budget stops the run first.
+    assert frames[-1].startswith(
+        "PPO  40%|████      | timesteps_total 400/1000  ETA 3 s  200 steps/s  "
+        "episode_reward_mean 22/400  iter 2  time "
+    )
     assert "\rcheckpoint: here\n" in text  # written above the bar, on a line of its own
 
     quiet_out = io.StringIO()

@@ -4,12 +4,14 @@ fields (``get_rollout_fragment_length()``)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Self
 
 from rlconf import search_space
 from rlconf.config_mapping import ConfigMapping
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.fluent import NOT_SET
+from rlconf.input_paths import input_issues
 
 DEFAULT_POLICY_ID = "default_policy"
 
@@ -83,6 +85,34 @@ class ConfigChecks(ConfigMapping):
         if v("_fake_gpus") is True and v("num_gpus") == 0:
             issues.append(FieldIssue("_fake_gpus", "only has an effect with num_gpus > 0", True))
         issues.extend(self._multi_agent_issues())
+        return issues
+
+    def check_input_paths(self) -> Self:
+        """Refuse an ``input`` (or an ``evaluation_config`` override of it) that names no
+        readable local file (``rlconf.input_paths``): made where a run starts (the algorithm's
+        build, ``rlconf train``'s checks), not by ``validate()``, so that a config or an RLlib
+        file naming data that lives elsewhere still loads and validates."""
+        issues = self.input_path_issues()
+        if issues:
+            raise ConfigError(f"{type(self).__name__}: input", issues)
+        return self
+
+    def input_path_issues(self) -> list[FieldIssue]:
+        """What ``check_input_paths`` refuses, as issues."""
+        if "input" not in self._values:
+            return []
+        source, options = self._plain("input"), self._plain("input_config")
+        issues = [] if source is NOT_SET else input_issues(source, options)
+        overrides = self._plain("evaluation_config")
+        if isinstance(overrides, Mapping) and "input" in overrides:
+            value = overrides["input"]
+            if not search_space.is_search_space(value):
+                issues += input_issues(
+                    value,
+                    overrides.get("input_config", options),
+                    "evaluation_config.input",
+                    "evaluation_config.input_config",
+                )
         return issues
 
     def _n_step_issues(self) -> list[FieldIssue]:

@@ -10,7 +10,7 @@ from rlconf.config_mapping import ConfigMapping
 from rlconf.config_routing import ConfigRouting
 from rlconf.errors import ConfigError
 from rlconf.inert_keys import INERT_KEYS
-from rlconf.key_aliases import KEY_ALIASES
+from rlconf.key_aliases import KEY_ALIASES, NESTED_KEY_ALIASES, KeyAlias
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -72,15 +72,24 @@ class ConfigJson(ConfigRouting, ConfigMapping):
         for name, alias in KEY_ALIASES.items():
             if alias.key not in properties:
                 continue
-            entry = {
-                k: v for k, v in properties[alias.key].items() if k not in ("default", "x-method")
-            }
-            about = alias.describe()
-            entry["description"] = (
-                f"{about[0].upper()}{about[1:]}: sets it (give one of the two). "
-                + properties[alias.key].get("description", "")
-            ).strip()
-            if alias.deprecated:
-                entry["deprecated"] = True
-            properties[name] = entry
+            properties[name] = _alias_entry(properties[alias.key], alias)
+        for (field, name), alias in NESTED_KEY_ALIASES.items():
+            ref = properties.get(field, {}).get("$ref")
+            if ref is None or alias.key not in properties:
+                continue
+            target = schema["$defs"][ref.rsplit("/", 1)[-1]]
+            target.setdefault("properties", {})[name] = _alias_entry(properties[alias.key], alias)
         return schema
+
+
+def _alias_entry(entry: dict[str, Any], alias: KeyAlias) -> dict[str, Any]:
+    """The schema of an alias of the key whose schema is ``entry``."""
+    out = {k: v for k, v in entry.items() if k not in ("default", "x-method")}
+    about = alias.describe()
+    out["description"] = (
+        f"{about[0].upper()}{about[1:]}: sets it (give one of the two). "
+        + entry.get("description", "")
+    ).strip()
+    if alias.deprecated:
+        out["deprecated"] = True
+    return out

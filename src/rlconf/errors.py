@@ -21,13 +21,16 @@ def short_repr(value: Any) -> str:
 
 @dataclass(frozen=True)
 class FieldIssue:
-    """One problem with one field: where, what was given, what is wrong, what is allowed."""
+    """One problem with one field: where, what was given, what is wrong, what is allowed, and
+    where a file gives it (``location``: ``"file.yaml:7"``, shown first; empty when the value
+    comes from no file)."""
 
     field: str
     problem: str
     value: Any = None
     has_value: bool = True
     allowed: str = ""
+    location: str = ""
 
     def render(self) -> str:
         kind = getattr(self.value, "type_name", None) if isinstance(self.value, _Shown) else None
@@ -36,7 +39,7 @@ class FieldIssue:
         text = f"{self.field}{given}: {self.problem}"
         if self.allowed:
             text += f"; allowed: {self.allowed}"
-        return text
+        return f"{self.location}: {text}" if self.location else text
 
 
 class ConfigError(ValueError):

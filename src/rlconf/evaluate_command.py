@@ -31,13 +31,7 @@ def run_evaluate(
     out: str | None = None,
     quiet: bool = False,
 ) -> int:
-    for flag, count in (("--episodes", episodes), ("--steps", steps)):
-        if count is not None and count < 1:
-            raise ConfigError.single(
-                "rlconf evaluate", flag, "must be >= 1", value=count, has_value=True
-            )
-    if env is not None and (problem := env_issue(env, "--env")) is not None:
-        raise ConfigError("rlconf evaluate", [problem])
+    check_evaluate_args(checkpoint, env=env, episodes=episodes, steps=steps)
     from runtime.algorithm import Algorithm
     from runtime.results.result_logger import write_text_atomic
     from runtime.training.checkpoint_files import STATE_FILE, CheckpointError, saved_config
@@ -80,17 +74,49 @@ def run_evaluate(
             algo.stop()
     report = _report(checkpoint, config["env"], metrics)
     if not quiet:
-        for i, (ret, length) in enumerate(
-            zip(report["episode_returns"], report["episode_lengths"], strict=True), start=1
-        ):
-            print(f"episode {i:4d}  return {ret:10.2f}  length {length:6d}")
-        print(
-            f"{len(report['episode_returns'])} episodes, {report['timesteps']} steps: "
-            f"mean return {report['episode_reward_mean']}"
-        )
+        for line in report_lines(report):
+            print(line)
     if out is not None:
         write_text_atomic(Path(out), json.dumps(report, indent=2, allow_nan=False) + "\n")
     return 0
+
+
+def report_lines(report: dict[str, Any]) -> list[str]:
+    """What ``rlconf evaluate`` prints of its report: each episode's return and length, then
+    their count, the steps and the mean return, returns to 2 decimals as ``rlconf train``
+    prints rewards (the report written by ``--out`` keeps them whole)."""
+    returns, lengths = report["episode_returns"], report["episode_lengths"]
+    lines = [
+        f"episode {i:4d}  return {ret:10.2f}  length {length:6d}"
+        for i, (ret, length) in enumerate(zip(returns, lengths, strict=True), start=1)
+    ]
+    mean = report["episode_reward_mean"]
+    summary = "no episode ended" if mean is None else f"mean return {mean:.2f}"
+    lines.append(f"{len(returns)} episodes, {report['timesteps']} steps: {summary}")
+    return lines
+
+
+def check_evaluate_args(
+    checkpoint: str, *, env: str | None, episodes: int | None, steps: int | None
+) -> None:
+    """What ``run_evaluate`` can check before it imports the runtime: the counts, the env id,
+    and that CHECKPOINT is a folder; a ConfigError naming each flag."""
+    for flag, count in (("--episodes", episodes), ("--steps", steps)):
+        if count is not None and count < 1:
+            raise ConfigError.single(
+                "rlconf evaluate", flag, "must be >= 1", value=count, has_value=True
+            )
+    if env is not None and (problem := env_issue(env, "--env")) is not None:
+        raise ConfigError("rlconf evaluate", [problem])
+    if not Path(checkpoint).is_dir():
+        raise ConfigError.single(
+            "rlconf evaluate",
+            "CHECKPOINT",
+            "is not a folder",
+            value=checkpoint,
+            has_value=True,
+            allowed="a checkpoint_<iteration> folder, or a results folder holding them",
+        )
 
 
 def latest_checkpoint(folder: Path) -> Path:

@@ -13,14 +13,15 @@ is applied over the experiment's config key by key (as ``config.update_from_dict
 and ``--env``, ``--framework``, ``--local-dir``, ``--checkpoint-freq``, ``--checkpoint-at-end``,
 ``--keep-checkpoints-num`` and ``--checkpoint-score-attr`` replace its values. Every experiment
 is validated (config, env, stop criteria, keys, the checkpoint score key as a stop key is)
-before any is run, and every mistake of every experiment is reported at once; an env named by
-import path is imported to check it, as the config's callables are.
+before any is run, and every mistake of every experiment is reported at once, each at the line
+of the file that gives it (``experiments.yaml:7: cartpole-ppo.lr=...``); an env named by import
+path is imported to check it, as the config's callables are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,10 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.checkpoint_keeper import keep_num_issues, score_attr_issues, unsaved_score_issues
 from rlconf.env_ids import env_import_issue, env_issue
 from rlconf.errors import ConfigError, FieldIssue
-from rlconf.registry import get_config_class
+from rlconf.registry import algorithm_issue, get_config_class
 from rlconf.search_space import search_space_paths
 from rlconf.stop_criteria import stop_issues
+from rlconf.yaml_lines import KeyLines, read_yaml
 
 #: Keys of one experiment in a YAML file, and what each holds.
 EXPERIMENT_KEYS = {
@@ -66,6 +68,8 @@ class Experiment:
     keep_checkpoints_num: int | None = None
     #: The result key that ranks checkpoints (``min-KEY``: lower is better); None: recency.
     checkpoint_score_attr: str | None = None
+    #: The lines of the file's keys, for errors met while it runs (None: not from a file).
+    key_lines: KeyLines | None = None
 
     @property
     def is_sweep(self) -> bool:
@@ -95,13 +99,18 @@ def make_experiment(
     spec: Mapping[str, Any],
     flags: Overrides | None = None,
     where: str | None = None,
+    run_field: str = "run",
 ) -> Experiment:
     """A validated experiment from ``spec`` (the keys of EXPERIMENT_KEYS, ``run`` required) with
     ``flags`` applied on top; a ConfigError from ``where`` (default: the name) names every
-    problem, the flags' as ``--config.lr``, ``--stop.<key>``, ``--checkpoint-freq``."""
+    problem, the flags' as ``--config.lr``, ``--stop.<key>``, ``--checkpoint-freq``, and the
+    algorithm as ``run_field`` (``--run`` where the command line names it)."""
     flags = flags or Overrides()
-    config_class = get_config_class(str(spec["run"]))
     issues: list[FieldIssue] = []
+    run_problem = algorithm_issue(spec["run"], run_field)
+    if run_problem is not None:
+        issues.append(run_problem)
+    config_class = None if run_problem else get_config_class(spec["run"])
 
     file_values = dict(spec.get("config") or {})
     if spec.get("env") is not None:
@@ -120,11 +129,12 @@ def make_experiment(
         file_values["framework"] = flag_values["framework"] = flags.framework
 
     config: AlgorithmConfig | None = None
-    try:
-        config = config_class.from_dict(file_values)
-    except ConfigError as exc:
-        issues += exc.issues
-    if flag_values:
+    if config_class is not None:
+        try:
+            config = config_class.from_dict(file_values)
+        except ConfigError as exc:
+            issues += exc.issues
+    if flag_values and config_class is not None:
         try:
             (config or config_class()).update_from_dict(flag_values)
         except ConfigError as exc:
@@ -147,8 +157,13 @@ def make_experiment(
                 allowed="--env ID, env: in the experiment, or env in its config",
             )
         )
-    elif (problem := env_issue(env) or env_import_issue(env)) is not None:
-        issues.append(problem)
+    else:
+        env_field = (
+            "--env" if flags.env is not None else "--config.env" if "env" in flags.config else "env"
+        )
+        problem = env_issue(env, env_field) or env_import_issue(env, env_field)
+        if problem is not None:
+            issues.append(problem)
 
     issues += stop_issues(spec.get("stop") or {}, "stop.", config)
     issues += stop_issues(flags.stop, "--stop.", config)
@@ -198,16 +213,32 @@ def _with_local_dir(values: Mapping[str, Any], local_dir: Any) -> dict[str, Any]
 
 
 def _prefixed(prefix: str, issue: FieldIssue) -> FieldIssue:
-    return FieldIssue(
-        prefix + issue.field, issue.problem, issue.value, issue.has_value, issue.allowed
-    )
+    return replace(issue, field=prefix + issue.field)
 
 
 def _framework_hint(issue: FieldIssue) -> FieldIssue:
     if issue.field not in ("framework", "--config.framework"):
         return issue
-    allowed = f"{issue.allowed} (rlconf train --framework torch overrides it)"
-    return FieldIssue(issue.field, issue.problem, issue.value, issue.has_value, allowed)
+    return replace(issue, allowed=f"{issue.allowed} (rlconf train --framework torch overrides it)")
+
+
+def located(issue: FieldIssue, name: str, key_lines: KeyLines | None) -> FieldIssue:
+    """``issue`` of experiment ``name`` (its field relative to the experiment: ``lr``,
+    ``model.fcnet_hiddens``, ``stop.<key>``, ``checkpoint_freq``) with the file's line of that
+    key; a flag's issue (``--config.lr``) and one the file has no line for are left as they
+    are."""
+    if key_lines is None or issue.location or issue.field.startswith("--"):
+        return issue
+    keys = tuple(issue.field.split("."))
+    config_first = keys[0] not in EXPERIMENT_KEYS or (name, keys[0]) not in key_lines.lines
+    scopes = [(name, "config"), (name,)] if config_first else [(name,), (name, "config")]
+    for scope in scopes:
+        line = key_lines.find(scope, keys)
+        if line is not None:
+            break
+    else:
+        line = key_lines.nearest(scopes[0] + keys)
+    return issue if line is None else replace(issue, location=key_lines.location(line))
 
 
 def _checkpoint_freq_issues(value: Any, name: str) -> list[FieldIssue]:
@@ -223,16 +254,10 @@ def _num_samples_issues(value: Any, name: str) -> list[FieldIssue]:
 
 
 def load_experiments(path: str | Path, flags: Overrides | None = None) -> list[Experiment]:
-    """The experiments of a YAML file with ``flags`` applied to each, all validated."""
-    import yaml
-
+    """The experiments of a YAML file with ``flags`` applied to each, all validated; each
+    problem is named with the line of the file that gives it."""
     where = f"rlconf train -f {path}"
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError.single(where, "file", f"can't be read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError.single(where, "file", f"is not valid YAML: {exc}") from None
+    data, key_lines = read_yaml(path, where)
     if not isinstance(data, dict) or not data:
         raise ConfigError.single(
             where,
@@ -244,9 +269,14 @@ def load_experiments(path: str | Path, flags: Overrides | None = None) -> list[E
     issues: list[FieldIssue] = []
     for name, spec in data.items():
         try:
-            experiments.append(_experiment_from_spec(str(name), spec, flags))
+            experiment = _experiment_from_spec(str(name), spec, flags)
         except ConfigError as exc:
-            issues.extend(_prefixed(f"{name}.", i) for i in exc.issues)
+            issues.extend(
+                _prefixed(f"{name}.", located(i, str(name), key_lines)) for i in exc.issues
+            )
+        else:
+            experiment.key_lines = key_lines
+            experiments.append(experiment)
     if issues:
         raise ConfigError(where, issues)
     return experiments

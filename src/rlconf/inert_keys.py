@@ -98,6 +98,23 @@ class InertKey(annotated_types.GroupedMetadata):
         yield WithJsonSchema({"enum": list(self.accepted), "description": self.description})
 
 
+@dataclass(frozen=True)
+class RefusedKey(annotated_types.GroupedMetadata):
+    """A reference key refused at every value: ``why``, and ``instead`` (what to set). As
+    pydantic metadata in a TypedDict it refuses a nested key with that reason rather than as an
+    unknown key."""
+
+    why: str
+    instead: str
+
+    def _check(self, value: Any) -> Any:
+        raise ValueError(f"is not supported: {self.why}")
+
+    def __iter__(self) -> Iterator[Any]:
+        yield BeforeValidator(self._check)
+        yield WithJsonSchema({"not": {}, "description": f"nothing: leave it out; {self.instead}"})
+
+
 #: Top-level keys, by config key.
 INERT_KEYS: dict[str, InertKey] = {
     "eager_tracing": InertKey((False,), _TF_ONLY, "framework"),
@@ -196,14 +213,82 @@ INERT_MODEL_KEYS: dict[str, InertKey] = {
 }
 
 
-#: Keys of ``replay_buffer_config``; ``rlconf.replay_buffer_config`` declares them with this
-#: metadata.
+_ONE_BUFFER_PER_POLICY = (
+    "each policy has one buffer of single timesteps on the driver, replayed on its own"
+)
+_NO_SEQUENCES = (
+    "rlconf's buffers store and replay single timesteps: the off-policy algorithms train no "
+    "model with memory (refused at build), so no sequences are replayed"
+)
+
+#: RLlib 2.x's keys of ``replay_buffer_config`` (its ``MultiAgentReplayBuffer`` arguments and
+#: the algorithm's switches) that ask for nothing at the value given here;
+#: ``rlconf.replay_buffer_config`` declares them with this metadata.
 INERT_REPLAY_BUFFER_KEYS: dict[str, InertKey] = {
     "worker_side_prioritization": InertKey(
         (False,),
         "priorities are computed by the learner after each update, from the TD errors of the "
         "replayed rows; there is no worker-side priority computation",
     ),
+    "storage_unit": InertKey(("timesteps",), _NO_SEQUENCES),
+    "replay_sequence_length": InertKey((1,), _NO_SEQUENCES),
+    "replay_burn_in": InertKey((0,), _NO_SEQUENCES),
+    # Both only shape stored sequences, which are never made here.
+    "replay_zero_init_states": InertKey((True, False), _NO_SEQUENCES),
+    "replay_sequence_override": InertKey((True, False), _NO_SEQUENCES),
+    "replay_mode": InertKey(
+        ("independent",), f"{_ONE_BUFFER_PER_POLICY}; lockstep replay is not available"
+    ),
+    "num_shards": InertKey(
+        (1,),
+        f"{_ONE_BUFFER_PER_POLICY}; buffer shards (APEX's replay actors) are not available",
+    ),
+    "replay_buffer_shards_colocated_with_driver": InertKey(
+        (True, False),
+        f"{_ONE_BUFFER_PER_POLICY}; there are no buffer shard actors to place",
+    ),
+    "no_local_replay_buffer": InertKey(
+        (False,),
+        f"{_ONE_BUFFER_PER_POLICY}; the off-policy algorithms learn only from those buffers",
+    ),
+    "underlying_buffer_config": InertKey(
+        (None,),
+        f"{_ONE_BUFFER_PER_POLICY}, the one type names; set its settings with capacity and "
+        "the prioritized_replay_* keys",
+    ),
+    "_enable_replay_buffer_api": InertKey(
+        (True,), "rlconf's buffers are those of RLlib 2.x's replay buffer API"
+    ),
+    # RLlib's DEPRECATED_VALUE, which its 2.x DQN config carries for this key.
+    "prioritized_replay": InertKey(
+        (_DEPRECATED_VALUE,),
+        "RLlib 2.x ignores it here and refuses it at the top level: type chooses the buffer "
+        "('PrioritizedReplayBuffer' or 'ReplayBuffer')",
+    ),
+}
+
+#: Keys RLlib 2.x refuses (or reads for buffer types that are not available here) in
+#: ``replay_buffer_config``: refused at any value, with what to set instead.
+REFUSED_REPLAY_BUFFER_KEYS: dict[str, RefusedKey] = {
+    "buffer_size": RefusedKey(
+        "RLlib 2.x refuses this old name", "capacity sets the rows each policy's buffer keeps"
+    ),
+    "replay_batch_size": RefusedKey(
+        "RLlib 2.x refuses it: a replayed batch is train_batch_size rows",
+        "set train_batch_size",
+    ),
+    "replay_ratio": RefusedKey(
+        "it is a setting of RLlib's MultiAgentMixInReplayBuffer, which is not available",
+        "IMPALA and APPO mix replayed batches in with replay_proportion",
+    ),
+    **{
+        key: RefusedKey(
+            "it is a setting of RLlib's episode replay buffers (its new API stack), which are "
+            "not available",
+            f"set prioritized_replay_{key} for a PrioritizedReplayBuffer",
+        )
+        for key in ("alpha", "beta")
+    },
 }
 
 

@@ -10,6 +10,12 @@ its value. ``to_dict()`` and JSON give it back under rlconf's key only, and the 
 signatures (what editors complete and type checkers check) list that key only. A deprecated
 name is accepted with a ``DeprecationWarning`` naming the key to use. Giving both names of one
 setting with different values is an error naming both.
+
+A few of those names are keys of a dict-valued setting (``NESTED_KEY_ALIASES``): RLlib 2.x's
+``replay_buffer_config: {learning_starts: 256}`` is rlconf's
+``num_steps_sampled_before_learning_starts: 256``. Such a key is taken out of the dict as it is
+given and sets the top-level key, as a top-level alias does (given beside that key with another
+value in one call or dict: the same error naming both).
 """
 
 from __future__ import annotations
@@ -51,6 +57,22 @@ KEY_ALIASES: dict[str, KeyAlias] = {
     "metrics_smoothing_episodes": KeyAlias("metrics_num_episodes_for_smoothing", deprecated=True),
     "monitor": KeyAlias("record_env", deprecated=True),
 }
+
+#: (dict-valued config key, key inside it) -> the top-level config key it sets.
+NESTED_KEY_ALIASES: dict[tuple[str, str], KeyAlias] = {
+    # RLlib 2.0-2.2 read the warm-up from the replay buffer's config; 2.x's tuned files
+    # (sac/pendulum-sac.yaml, dqn/pong-rainbow.yaml) still give it there.
+    ("replay_buffer_config", "learning_starts"): KeyAlias(
+        "num_steps_sampled_before_learning_starts"
+    ),
+}
+
+#: Every alias by the name it is given as (a nested one as ``"field.key"``).
+_ALL_ALIASES: dict[str, KeyAlias] = {
+    **KEY_ALIASES,
+    **{f"{field}.{key}": alias for (field, key), alias in NESTED_KEY_ALIASES.items()},
+}
+_NESTING_FIELDS = frozenset(field for field, _ in NESTED_KEY_ALIASES)
 
 _PACKAGE = str(Path(__file__).parent) + os.sep
 
@@ -111,18 +133,51 @@ class Resolved:
         return out
 
 
+def _nested_aliases_lifted(given: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
+    """``given``'s items with each nested alias taken out of its dict and given after it as
+    ``("field.key", value)``; the dict itself is copied, never changed."""
+    items: list[tuple[Any, Any]] = []
+    for name, value in given.items():
+        if name not in _NESTING_FIELDS or not isinstance(value, Mapping):
+            items.append((name, value))
+            continue
+        lifted = [k for k in value if (name, k) in NESTED_KEY_ALIASES]
+        if not lifted:
+            items.append((name, value))
+            continue
+        items.append((name, {k: v for k, v in value.items() if k not in lifted}))
+        items.extend((f"{name}.{k}", value[k]) for k in lifted)
+    return items
+
+
+def _has_aliases(given: Mapping[Any, Any]) -> bool:
+    for name, value in given.items():
+        if not isinstance(name, str):
+            continue
+        if name in KEY_ALIASES:
+            return True
+        if (
+            name in _NESTING_FIELDS
+            and isinstance(value, Mapping)
+            and any((name, k) in NESTED_KEY_ALIASES for k in value)
+        ):
+            return True
+    return False
+
+
 def resolve_aliases(given: Mapping[str, Any], prefix: str) -> Resolved:
-    """``given`` (by config key or Python name) with its aliases resolved; a deprecated name
-    warns (``DeprecationWarning``), and an alias given beside its key (or beside another alias
-    of it) with another value is an issue naming both."""
-    if not any(isinstance(k, str) and k in KEY_ALIASES for k in given):
+    """``given`` (by config key or Python name) with its aliases resolved (the nested ones
+    taken out of their dicts); a deprecated name warns (``DeprecationWarning``), and an alias
+    given beside its key (or beside another alias of it) with another value is an issue naming
+    both."""
+    if not _has_aliases(given):
         return Resolved(dict(given), {}, [])
     values: dict[Any, Any] = {}
     given_as: dict[str, str] = {}
     issues: list[FieldIssue] = []
     names: dict[str, str] = {}  # key -> the first name it was given by
-    for name, value in given.items():
-        alias = KEY_ALIASES.get(name) if isinstance(name, str) else None
+    for name, value in _nested_aliases_lifted(given):
+        alias = _ALL_ALIASES.get(name) if isinstance(name, str) else None
         key = name if alias is None else alias.key
         if alias is not None and alias.deprecated:
             warnings.warn(
@@ -138,7 +193,7 @@ def resolve_aliases(given: Mapping[str, Any], prefix: str) -> Resolved:
                 issues.append(
                     FieldIssue(
                         prefix + named,
-                        f"is {KEY_ALIASES[named].describe()}, and both are given, with "
+                        f"is {_ALL_ALIASES[named].describe()}, and both are given, with "
                         f"different values ({prefix}{first}={short_repr(values[key])}, "
                         f"{prefix}{name}={short_repr(value)})",
                         has_value=False,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rlconf.errors import ConfigError
+from rlconf.errors import ConfigError, FieldIssue
 from rlconf.importpath import resolve, split
 from rlconf.unknown_keys import did_you_mean
 
@@ -95,21 +95,27 @@ def list_algorithms() -> list[str]:
     return sorted(_ENTRIES)
 
 
+def algorithm_issue(name: Any, field: str = "algorithm") -> FieldIssue | None:
+    """What is wrong with ``name`` as a registered algorithm's name (given as ``field``, e.g.
+    ``--run``), with a did-you-mean and the registered names; None when it is one."""
+    if isinstance(name, str) and name in _ENTRIES:
+        return None
+    hint = did_you_mean(name, _ENTRIES) if isinstance(name, str) else ""
+    return FieldIssue(
+        field,
+        "is not registered" + (f" ({hint})" if hint else ""),
+        name,
+        allowed=", ".join(list_algorithms())
+        + " (an algorithm of your own: register_algorithm() in the module that defines it; "
+        "on the command line, --import that module or file)",
+    )
+
+
 def _entry(name: str, where: str) -> AlgorithmEntry:
-    entry = _ENTRIES.get(name)
-    if entry is None:
-        hint = did_you_mean(name, _ENTRIES)
-        raise ConfigError.single(
-            where,
-            "algorithm",
-            "is not registered" + (f" ({hint})" if hint else ""),
-            value=name,
-            has_value=True,
-            allowed=", ".join(list_algorithms())
-            + " (an algorithm of your own: register_algorithm() in the module that defines it; "
-            "on the command line, --import that module or file)",
-        )
-    return entry
+    problem = algorithm_issue(name)
+    if problem is not None:
+        raise ConfigError(where, [problem])
+    return _ENTRIES[name]
 
 
 def get_config_class(name: str) -> type[AlgorithmConfig]:

@@ -6,9 +6,17 @@ pydantic checks each value strictly and refuses unknown keys, and the config's J
 its entry from it); ``REPLAY_BUFFER_DEFAULTS`` is the default value.
 
 A partial dict is valid: the keys it leaves out take their ``REPLAY_BUFFER_DEFAULTS`` value
-when the buffer is made (``complete_replay_buffer_config``). It replaces the field's current
-value as a whole, as any dict field does unless ``field_validation.MERGED_FIELDS`` names it
-(``model``, ``exploration_config``).
+when the buffer is made (``complete_replay_buffer_config``). Given to a config, it updates the
+field's current value (``field_validation.MERGED_FIELDS``).
+
+RLlib 2.x's other keys are each accepted where their value asks for what the buffers here do
+anyway (``storage_unit: timesteps``, ``replay_sequence_length: 1``, ...: named in a warning at
+build, ``rlconf.inert_keys``) or refused with the reason (``buffer_size``, ``replay_mode:
+lockstep``, buffer types that are not available here); ``learning_starts`` is the RLlib 2.x name
+of the top-level ``num_steps_sampled_before_learning_starts`` and sets it
+(``rlconf.key_aliases.NESTED_KEY_ALIASES``). ``type`` also takes RLlib's classes and their
+import paths (``"ray.rllib.utils.replay_buffers.MultiAgentPrioritizedReplayBuffer"``), kept as
+the class's name.
 """
 
 from __future__ import annotations
@@ -17,11 +25,12 @@ import functools
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from rlconf.field_types import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat
-from rlconf.inert_keys import INERT_REPLAY_BUFFER_KEYS
+from rlconf.inert_keys import INERT_REPLAY_BUFFER_KEYS as _INERT
+from rlconf.inert_keys import REFUSED_REPLAY_BUFFER_KEYS as _REFUSED
 from rlconf.section import STRICT
 from rlconf.unknown_keys import did_you_mean
 
@@ -38,20 +47,77 @@ BUFFER_TYPE_ALIASES: dict[str, str] = {
     "MultiAgentPrioritizedReplayBuffer": "PrioritizedReplayBuffer",
 }
 
+#: Where the classes ``type`` may be given as (or by import path) live: RLlib's buffers and
+#: rlconf's own (``runtime.buffers``, named here only: rlconf never imports the runtime).
+_BUFFER_PACKAGES = ("ray.rllib.utils.replay_buffers", "runtime.buffers")
+
+_EPISODE_BUFFERS = (
+    "it stores whole episodes for RLlib's new API stack; the buffers here store single "
+    "timesteps (ReplayBuffer, PrioritizedReplayBuffer)"
+)
+
+#: RLlib's other buffer types, and why none of them is available.
+UNAVAILABLE_BUFFER_TYPES: dict[str, str] = {
+    "ReservoirReplayBuffer": "the buffers here keep the newest rows (overwriting the oldest), "
+    "not a uniform sample of every row added",
+    "MultiAgentMixInReplayBuffer": "no replay-buffer algorithm here mixes fresh rows into its "
+    "replayed batches (IMPALA and APPO do, with replay_proportion)",
+    "FifoReplayBuffer": "it is a queue of RLlib's, not a replay buffer of the off-policy "
+    "algorithms",
+    "SimpleReplayBuffer": "it is a test helper of RLlib's; ReplayBuffer draws rows the same way",
+    "EpisodeReplayBuffer": _EPISODE_BUFFERS,
+    "PrioritizedEpisodeReplayBuffer": _EPISODE_BUFFERS,
+    "MultiAgentEpisodeReplayBuffer": _EPISODE_BUFFERS,
+    "MultiAgentPrioritizedEpisodeReplayBuffer": _EPISODE_BUFFERS,
+}
+
+
+def _in_buffer_package(module: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in _BUFFER_PACKAGES)
+
+
+def buffer_type_name(value: Any) -> Any:
+    """``type`` as a buffer's name: a class (RLlib's or ``runtime.buffers``') or an import
+    path of one as its name; any other value as it is, for the type check. Raises
+    ``ValueError`` for a class of another package and for RLlib's types that are not
+    available here."""
+    if isinstance(value, type):
+        if not _in_buffer_package(value.__module__):
+            raise ValueError(
+                f"{value.__module__}.{value.__qualname__} is not one of RLlib's replay "
+                "buffers: buffer classes of your own are not supported (rlconf makes each "
+                "policy's buffer itself)"
+            )
+        value = value.__qualname__
+    elif isinstance(value, str) and "." in value:
+        module, _, name = value.rpartition(".")
+        if not _in_buffer_package(module):
+            raise ValueError(
+                f"{value!r} is not the path of one of RLlib's replay buffers "
+                f"({_BUFFER_PACKAGES[0]}.<class>): buffer classes of your own are not "
+                "supported (rlconf makes each policy's buffer itself)"
+            )
+        value = name
+    if isinstance(value, str) and value in UNAVAILABLE_BUFFER_TYPES:
+        raise ValueError(f"{value} is not available here: {UNAVAILABLE_BUFFER_TYPES[value]}")
+    return value
+
 
 class ReplayBufferConfig(TypedDict, total=False):
     """Keys of ``replay_buffer_config``; the ``prioritized_replay_*`` keys matter only to
-    ``PrioritizedReplayBuffer``; RLlib's ``worker_side_prioritization`` is accepted at False
-    only, with a note at build (``rlconf.inert_keys``)."""
+    ``PrioritizedReplayBuffer``; RLlib 2.x's other keys are accepted at the value that asks for
+    what rlconf does, with a note at build, or refused (``rlconf.inert_keys``)."""
 
     type: Annotated[
         ReplayBufferType,
+        BeforeValidator(buffer_type_name),
         Field(
             description="ReplayBuffer draws rows uniformly; PrioritizedReplayBuffer in "
             "proportion to priority**alpha, the priority being the row's last |TD error| + eps. "
             "Every policy has a buffer of its own already, so RLlib's MultiAgentReplayBuffer "
             "and MultiAgentPrioritizedReplayBuffer are the same as ReplayBuffer and "
-            "PrioritizedReplayBuffer."
+            "PrioritizedReplayBuffer. RLlib's classes and import paths "
+            "('ray.rllib.utils.replay_buffers.MultiAgentReplayBuffer') name the same buffers."
         ),
     ]
     capacity: Annotated[
@@ -75,9 +141,27 @@ class ReplayBufferConfig(TypedDict, total=False):
             "too)."
         ),
     ]
-    worker_side_prioritization: Annotated[
-        bool, INERT_REPLAY_BUFFER_KEYS["worker_side_prioritization"]
+    worker_side_prioritization: Annotated[bool, _INERT["worker_side_prioritization"]]
+    # RLlib 2.x's MultiAgentReplayBuffer arguments and algorithm switches (rlconf.inert_keys).
+    storage_unit: Annotated[str, _INERT["storage_unit"]]
+    replay_sequence_length: Annotated[int, _INERT["replay_sequence_length"]]
+    replay_burn_in: Annotated[int, _INERT["replay_burn_in"]]
+    replay_zero_init_states: Annotated[bool, _INERT["replay_zero_init_states"]]
+    replay_sequence_override: Annotated[bool, _INERT["replay_sequence_override"]]
+    replay_mode: Annotated[str, _INERT["replay_mode"]]
+    num_shards: Annotated[int, _INERT["num_shards"]]
+    replay_buffer_shards_colocated_with_driver: Annotated[
+        bool, _INERT["replay_buffer_shards_colocated_with_driver"]
     ]
+    no_local_replay_buffer: Annotated[bool, _INERT["no_local_replay_buffer"]]
+    underlying_buffer_config: Annotated[dict[str, Any] | None, _INERT["underlying_buffer_config"]]
+    _enable_replay_buffer_api: Annotated[bool, _INERT["_enable_replay_buffer_api"]]
+    prioritized_replay: Annotated[int | bool, _INERT["prioritized_replay"]]
+    buffer_size: Annotated[Any, _REFUSED["buffer_size"]]
+    replay_batch_size: Annotated[Any, _REFUSED["replay_batch_size"]]
+    replay_ratio: Annotated[Any, _REFUSED["replay_ratio"]]
+    alpha: Annotated[Any, _REFUSED["alpha"]]
+    beta: Annotated[Any, _REFUSED["beta"]]
 
 
 REPLAY_BUFFER_DEFAULTS: ReplayBufferConfig = {

@@ -10,11 +10,11 @@ from typing import Any, Literal
 
 from rlconf.experiment import Experiment
 from rlconf.stop_criteria import lookup
-from rlconf.sweep_run import run
+from rlconf.sweep_run import SweepPlan, make_plan
 from rlconf.sweep_summary import SweepSummary
 
 
-def run_sweep_experiment(
+def plan_sweep_experiment(
     experiment: Experiment,
     *,
     metric: str,
@@ -23,29 +23,40 @@ def run_sweep_experiment(
     name: str | None = None,
     quiet: bool = False,
     log_level: str | None = None,
-) -> int:
-    """Run the sweep; 0 when every trial finished, 1 when some failed (the best of the others
-    is still printed)."""
+) -> SweepPlan:
+    """The checked plan of the sweep (``rlconf.sweep.run``'s checks: the metric among them),
+    made before the runtime is imported."""
     config = experiment.config
     if log_level is not None:
         config = config.copy().debugging(log_level=log_level)  # type: ignore[arg-type]
-    if not experiment.stop:
-        print("no stop criterion given: trials train until interrupted (Ctrl-C)", file=sys.stderr)
-    summary = run(
+    return make_plan(
         config,
         stop=experiment.stop,
         metric=metric,
         mode=mode,
         num_samples=experiment.num_samples or 1,
         max_concurrent=max_concurrent,
+        scheduler=None,
         name=name,
         local_dir=experiment.local_dir,
         checkpoint_freq=experiment.checkpoint_freq,
         checkpoint_at_end=experiment.checkpoint_at_end,
         keep_checkpoints_num=experiment.keep_checkpoints_num,
         checkpoint_score_attr=experiment.checkpoint_score_attr,
+        reuse_actors=None,
         progress=not quiet,
+        address=None,
     )
+
+
+def run_sweep_experiment(experiment: Experiment, plan: SweepPlan) -> int:
+    """Run the sweep; 0 when every trial finished, 1 when some failed (the best of the others
+    is still printed)."""
+    from runtime.sweeps.tune_run import run_sweep
+
+    if not experiment.stop:
+        print("no stop criterion given: trials train until interrupted (Ctrl-C)", file=sys.stderr)
+    summary = run_sweep(plan)
     searched = _searched(summary)
     print(best_trial_report(summary, searched, experiment.checkpoint_score_attr), flush=True)
     for trial in summary.errors:

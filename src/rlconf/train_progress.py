@@ -1,16 +1,18 @@
 """What ``rlconf train`` prints while it trains and when it ends.
 
-Each iteration shows the env steps, their rate, every stop criterion against its target (the
-evaluation reward a DQN run stops on, a multi-agent run's per-policy key), the training reward
-when it is not one of them, the time so far and, where a step, iteration or time budget is set,
-an estimate of the time left. On a terminal this is one live progress bar (tqdm) over the
-budget; otherwise (a pipe, a file, CI) one plain line per iteration. The last lines say which
-criterion stopped the run and at what value, where the results and checkpoints are, and the
-commands to look at them.
+Each iteration (``progress_line``) shows the env steps, their rate, every stop criterion against
+its target (the evaluation reward a DQN run stops on, a multi-agent run's per-policy key), the
+training reward when it is not one of them (the evaluation reward where there is none, as in
+offline training), the time so far, and the time left to the criterion projected to stop the
+run first. On a terminal this is one live progress bar (tqdm) over that criterion, fitted to the
+terminal's width; otherwise (a pipe, a file, CI) one plain line per iteration. The last lines
+say which criterion stopped the run and at what value, where the results and checkpoints are,
+and the commands to look at them.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import time
@@ -18,69 +20,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from rlconf.progress_line import (
+    EVALUATION_REWARD,
+    REWARD,
+    Iteration,
+    evaluation_reward,
+    live_line,
+    plain_line,
+    training_reward,
+)
 from rlconf.stop_progress import (
     BUDGET_KEYS,
     CriterionProgress,
     StopProgress,
-    budget_fraction,
     format_duration,
     format_number,
-    seconds_left,
-    steps_per_s,
 )
-
-_REWARD = "episode_reward_mean"
-#: Resolution of the live bar over the budget.
-_BAR_TOTAL = 1000
-
-
-def progress_text(
-    result: Mapping[str, Any],
-    criteria: Sequence[CriterionProgress],
-    elapsed_s: float,
-    stop: Mapping[str, float],
-    *,
-    compact: bool = False,
-) -> str:
-    """One iteration as text: ``iter    5  steps    10240/100000  1812 steps/s
-    evaluation/episode_reward_mean 467.70/450  reward    68.31  time 12 s  ETA 48 s``;
-    ``compact`` (the live bar, where the width is the terminal's) leaves out the padding and
-    puts the criteria first."""
-    targets = {c.key: c.target for c in criteria}
-    iteration = int(result.get("training_iteration", 0))
-    steps = int(result.get("timesteps_total", 0))
-    rate = steps_per_s(result)
-    reward = result.get(_REWARD)
-    shown = [
-        f"{c.key} {format_number(c.value)}/{format_number(c.target)}"
-        for c in criteria
-        if c.key not in BUDGET_KEYS
-    ]
-    if _REWARD not in targets:
-        shown.append(
-            ("reward {:.2f}" if compact else "reward {:8.2f}").format(reward)
-            if isinstance(reward, int | float)
-            else "reward -"
-        )
-    left = seconds_left(result, stop)
-    eta = [] if left is None else [f"ETA {format_duration(left)}"]
-    if compact:
-        head = [f"iter {iteration}" + _of(targets.get("training_iteration"))]
-        pace = f"{steps}" + _of(targets.get("timesteps_total")) + " steps"
-        if rate is not None:
-            pace += f" ({rate:.0f}/s)"
-        return "  ".join([*head, *shown, *eta, pace])
-    parts = [f"iter {iteration:4d}" + _of(targets.get("training_iteration"))]
-    parts.append(f"steps {steps:8d}" + _of(targets.get("timesteps_total")))
-    if rate is not None:
-        parts.append(f"{rate:.0f} steps/s")
-    parts += shown
-    parts.append(f"time {format_duration(elapsed_s)}" + _of(targets.get("time_total_s"), " s"))
-    return "  ".join(parts + eta)
-
-
-def _of(target: float | None, unit: str = "") -> str:
-    return "" if target is None else f"/{format_number(target)}{unit}"
 
 
 @dataclass(frozen=True)
@@ -131,10 +86,12 @@ def final_lines(end: RunEnd) -> list[str]:
                 f"{c.key} {format_number(c.value)}/{format_number(c.target)}" for c in others
             )
         )
-    if _REWARD not in {c.key for c in end.criteria} and isinstance(
-        result.get(_REWARD), int | float
-    ):
-        lines.append(f"  training reward: {result[_REWARD]:.2f}")
+    keys = {c.key for c in end.criteria}
+    train, evaluation = training_reward(result), evaluation_reward(result)
+    if REWARD not in keys and train is not None:
+        lines.append(f"  training reward: {train:.2f}")
+    elif REWARD not in keys and EVALUATION_REWARD not in keys and evaluation is not None:
+        lines.append(f"  evaluation reward: {evaluation:.2f}")
     lines.append(f"  results:    {end.logdir}")
     if end.checkpoint is not None:
         lines.append(f"  checkpoint: {end.checkpoint}")
@@ -173,6 +130,7 @@ class TrainProgress:
         self.started = time.perf_counter()
         self.last: list[CriterionProgress] = self.criteria.update({})
         self._bar: Any = None
+        self._evaluation_reward: float | None = None
 
     @property
     def elapsed_s(self) -> float:
@@ -180,18 +138,20 @@ class TrainProgress:
 
     def result(self, result: Mapping[str, Any]) -> None:
         self.last = self.criteria.update(result)
+        latest = evaluation_reward(result)
+        if latest is not None:  # evaluations don't run every iteration: keep the last
+            self._evaluation_reward = latest
         if self.quiet:
             return
+        it = Iteration(result, self.last, self.elapsed_s, self._evaluation_reward, self.name)
         if not self.live:
-            text = progress_text(result, self.last, self.elapsed_s, self.stop)
-            print(text, file=self.out, flush=True)
+            print(plain_line(it), file=self.out, flush=True)
             return
-        text = progress_text(result, self.last, self.elapsed_s, self.stop, compact=True)
-        fraction = budget_fraction(result, self.stop)
-        bar = self._live_bar(has_total=fraction is not None)
-        if fraction is not None:
-            bar.n = int(fraction * _BAR_TOTAL)
-        bar.set_description_str(f"{self.name} {text}", refresh=False)
+        # The width now: the terminal may have been resized since the last line.
+        size = shutil.get_terminal_size()
+        bar = self._live_bar(size)
+        bar.ncols = size.columns
+        bar.set_description_str(live_line(it, size.columns, unicode=self._unicode), refresh=False)
         bar.refresh()
 
     def write(self, line: str, *, always: bool = False) -> None:
@@ -208,18 +168,26 @@ class TrainProgress:
             self._bar.close()
             self._bar = None
 
-    def _live_bar(self, *, has_total: bool) -> Any:
+    @property
+    def _unicode(self) -> bool:
+        """Whether ``out`` can show the bar's block characters."""
+        encoding = getattr(self.out, "encoding", None) or "utf-8"
+        try:
+            "█▏".encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            return False
+        return True
+
+    def _live_bar(self, size: os.terminal_size) -> Any:
         if self._bar is None:
             from tqdm import tqdm
 
-            size = shutil.get_terminal_size()
             self._bar = tqdm(
-                total=_BAR_TOTAL if has_total else None,
                 desc=self.name,
                 file=self.out,
-                # The iteration's text as the description, after the bar: tqdm puts ", "
-                # before a postfix.
-                bar_format="{percentage:3.0f}%|{bar:12}| {desc}" if has_total else "{desc}",
+                # The whole line is ours (``live_line``, fitted to the width); tqdm redraws it
+                # and keeps it below the lines ``write`` prints.
+                bar_format="{desc}",
                 # Not tqdm's own size probe, which finds no room for a bar on a pty of
                 # unset size (`script`, some CI runners); shutil falls back to 80x24.
                 ncols=size.columns,

@@ -3,8 +3,15 @@ upgrade that moves one breaks here and nowhere else."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
 from typing import Any
+
+#: The logger of Ray's token authentication set-up, and the start of its notice that a Ray
+#: started here has token authentication on by default.
+_TOKEN_SETUP_LOGGER = "ray._private.authentication.authentication_token_setup"
+_TOKEN_ON_BY_DEFAULT = "Token authentication is enabled for this Ray cluster."
 
 
 def add_post_init_hook(hook: Callable[[], None]) -> None:
@@ -51,3 +58,23 @@ def checkpoint_result_metrics(training_result: Any) -> dict[str, Any]:
     result leaves the trial actor ranks its checkpoint."""
     metrics: dict[str, Any] = training_result.metrics
     return metrics
+
+
+class _TokenOnByDefaultNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(_TOKEN_ON_BY_DEFAULT)
+
+
+@contextlib.contextmanager
+def without_token_default_notice() -> Iterator[None]:
+    """Leave out Ray's warning that a Ray started on this machine authenticates with a token
+    (on by default where ``RAY_AUTH_MODE`` is unset): the cluster is this process's own, its
+    token made and read by Ray alone, so the warning asks nothing of the user. Ray's warning
+    that authentication is *off* still shows."""
+    logger = logging.getLogger(_TOKEN_SETUP_LOGGER)
+    notice = _TokenOnByDefaultNotice()
+    logger.addFilter(notice)
+    try:
+        yield
+    finally:
+        logger.removeFilter(notice)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlconf.errors import ConfigError
-from runtime.cluster.ray_private import launched_with_autoscaler
+from runtime.cluster.ray_private import launched_with_autoscaler, without_token_default_notice
 from runtime.core.settings import settings_of
 
 _LOCK = threading.Lock()
@@ -47,19 +47,22 @@ def ensure_ray(config: Any, num_cpus: int | None = None, address: str | None = N
         if ray.is_initialized():
             return False
         address = cluster_address(address)
-        ray.init(
-            # Without an address Ray would join any cluster `ray start` runs on this machine,
-            # and then refuse num_cpus; which cluster to join is asked for explicitly instead.
-            address=address or "local",
-            # A running cluster has its resources; Ray refuses num_cpus when connecting.
-            num_cpus=None if address else num_cpus,
-            logging_level=_log_level(settings.log_level),
-            runtime_env={
-                "env_vars": {
-                    k: str(v) for k, v in (settings.extra_python_environs_for_worker or {}).items()
-                }
-            },
-        )
+        # Ray warns that a Ray it starts here has token authentication on: nothing to act on.
+        with without_token_default_notice():
+            ray.init(
+                # Without an address Ray would join any cluster `ray start` runs on this machine,
+                # and then refuse num_cpus; which cluster to join is asked for explicitly instead.
+                address=address or "local",
+                # A running cluster has its resources; Ray refuses num_cpus when connecting.
+                num_cpus=None if address else num_cpus,
+                logging_level=_log_level(settings.log_level),
+                runtime_env={
+                    "env_vars": {
+                        k: str(v)
+                        for k, v in (settings.extra_python_environs_for_worker or {}).items()
+                    }
+                },
+            )
         return True
 
 

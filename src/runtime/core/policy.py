@@ -45,17 +45,17 @@ SAMPLING_EXPLORATIONS = ("StochasticSampling", "Random")
 
 
 def _refuse_unread_inputs(method: str, **given: Any) -> None:
-    """A ``ValueError`` naming the first of the reference's inputs that was given (not None)
-    that the policy's model does not read: infos, episodes and input dicts never; a state and
-    previous actions or rewards only with memory (``use_lstm``, ``use_attention``)."""
+    """A ``ValueError`` naming the first of the inputs given (not None) that the policy acts
+    without: episodes and input dicts, which no model here reads, and a state, which only a
+    model with memory (``use_lstm``, ``use_attention``) has. Previous actions and rewards and
+    infos are inputs of every call, as in the reference: a model that doesn't read them
+    ignores them."""
     for name, value in given.items():
         if value is not None:
-            memory = name.startswith(("state", "prev_"))
             reason = (
-                "this policy's model has no memory (use_lstm, use_attention) and reads the "
-                "observation alone"
-                if memory
-                else "no model here reads infos, episodes or input dicts"
+                "this policy's model has no memory (use_lstm, use_attention) and so no state"
+                if name.startswith("state")
+                else "no model here reads episodes or input dicts"
             )
             raise ValueError(f"{method}({name}=...): {reason}; leave {name} out (None)")
 
@@ -210,14 +210,10 @@ class TorchPolicy:
         prev_reward_batch: Any,
     ) -> dict[str, torch.Tensor]:
         """The state and previous action / reward inputs of ``rows`` rows: as given, else the
-        initial state and zeros (an episode's first step)."""
+        initial state and zeros (an episode's first step); none for a model without memory
+        (which reads the observation alone, and refuses a state)."""
         if not self.module.is_recurrent:
-            _refuse_unread_inputs(
-                method,
-                state_batches=state_batches or None,
-                prev_action_batch=prev_action_batch,
-                prev_reward_batch=prev_reward_batch,
-            )
+            _refuse_unread_inputs(method, state_batches=state_batches or None)
             return {}
         inputs: dict[str, torch.Tensor] = {}
         initial = self.get_initial_state()
@@ -270,24 +266,26 @@ class TorchPolicy:
         A model with memory acts from ``state_batches`` (one array of ``B`` rows per state
         tensor; the initial state when not given) and, where it reads them, the previous
         actions and rewards (zeros when not given); ``state_out`` is its new state. A model
-        without memory returns ``[]`` and refuses those inputs (a ``ValueError`` naming them).
+        without memory returns ``[]``, ignores the previous actions and rewards (inputs of
+        every call, as in the reference) and refuses a state (a ``ValueError``).
 
         The reference's signature, strictly: a keyword it does not take is a ``TypeError``
-        naming it (a misspelt ``explore`` would otherwise keep exploring); ``info_batch`` and
-        ``episodes``, which no model here reads, are accepted when not given (None).
+        naming it (a misspelt ``explore`` would otherwise keep exploring). ``info_batch`` is
+        accepted and, as no model here reads infos, unused; ``episodes``, which no model here
+        reads either, is accepted when not given (None).
         """
-        _refuse_unread_inputs("compute_actions", info_batch=info_batch, episodes=episodes)
+        _refuse_unread_inputs("compute_actions", episodes=episodes)
         if self._weights_stale:
             self.pull_weights()
         explore = self._explore if explore is None else explore
         step = self.global_timestep if timestep is None else timestep
-        if not (state_batches or prev_action_batch is not None or prev_reward_batch is not None):
+        module = self.module
+        if not (state_batches or module.is_recurrent):
             lean = lean_actions(self, obs_batch, explore, step, value_preds, env_indices)
             if lean is not None:
                 return lean
         inputs = self._obs(obs_batch)
-        module = self.module
-        if module.is_recurrent or state_batches or prev_action_batch is not None:
+        if module.is_recurrent or state_batches:
             inputs.update(
                 self._memory_inputs(
                     "compute_actions",
@@ -297,8 +295,6 @@ class TorchPolicy:
                     prev_reward_batch,
                 )
             )
-        elif prev_reward_batch is not None:
-            _refuse_unread_inputs("compute_actions", prev_reward_batch=prev_reward_batch)
         if self._exploration_forward:
             out = self.exploration.forward_module(module, inputs, explore)
         else:
@@ -376,24 +372,20 @@ class TorchPolicy:
     ) -> tuple[Any, list[Any], dict[str, Any]]:
         """``compute_actions`` for one preprocessed observation: ``(action, state_out, extra)``,
         with the reference's keywords, as strictly: a model with memory takes ``state`` (each
-        array without a batch dimension; the initial state when not given), ``prev_action`` and
-        ``prev_reward``; the inputs no model here reads (``info``, ``input_dict``,
-        ``episode``) are refused when given."""
-        _refuse_unread_inputs(
-            "compute_single_action", info=info, input_dict=input_dict, episode=episode
-        )
+        array without a batch dimension; the initial state when not given); ``prev_action``,
+        ``prev_reward`` and ``info`` are taken always and reach the models that read them (a
+        model with memory, where it reads previous actions or rewards); ``input_dict`` and
+        ``episode``, which no model here reads, are refused when given."""
+        _refuse_unread_inputs("compute_single_action", input_dict=input_dict, episode=episode)
         if not self.module.is_recurrent:
-            _refuse_unread_inputs(
-                "compute_single_action",
-                state=state or None,
-                prev_action=prev_action,
-                prev_reward=prev_reward,
-            )
+            _refuse_unread_inputs("compute_single_action", state=state or None)
+            prev_action = prev_reward = None  # read only by a model with memory
         actions, states, extra = self.compute_actions(
             np.asarray(obs)[None],
             [np.asarray(s)[None] for s in state] if state else None,
             None if prev_action is None else np.asarray(prev_action)[None],
             None if prev_reward is None else np.asarray([prev_reward], dtype=np.float32),
+            None if info is None else [info],
             explore=explore,
             timestep=timestep,
         )

@@ -12,6 +12,7 @@ import gymnasium as gym
 
 from rlconf.errors import ConfigError
 from rlconf.importpath import ImportPathError, resolve
+from runtime.env.env_classes import EnvClassCreator
 from runtime.env.env_context import EnvContext
 
 EnvCreator = Callable[[EnvContext], Any]
@@ -60,13 +61,6 @@ def registered_envs() -> dict[str, EnvCreator]:
         return dict(_CREATORS)
 
 
-def _from_class(env_class: type[Any]) -> EnvCreator:
-    def create(ctx: EnvContext) -> Any:
-        return env_class(ctx)
-
-    return create
-
-
 class GymEnvCreator:
     """The creator of a gymnasium id: ``gym.make(env_id, **env_config)``; ``render_mode`` is
     passed on when given (``record_env`` makes the recorded sub-env with ``"rgb_array"``)."""
@@ -97,7 +91,7 @@ def env_creator_for(env: Any, extra: dict[str, EnvCreator] | None = None) -> Env
     if env is None:
         raise ConfigError.single(where, "env", "is not set; call config.environment(env=...)")
     if isinstance(env, type):
-        return _from_class(env)
+        return EnvClassCreator(env)
     if callable(env):
         return env  # type: ignore[no-any-return]
     if not isinstance(env, str):
@@ -118,7 +112,7 @@ def env_creator_for(env: Any, extra: dict[str, EnvCreator] | None = None) -> Env
                 where, "env", f"can't be imported: {exc}", value=env, has_value=True
             ) from None
         if isinstance(target, type):
-            return _from_class(target)
+            return EnvClassCreator(target)
         if not callable(target):
             raise ConfigError.single(
                 where,

@@ -25,8 +25,8 @@ MappingFn = Callable[..., str]
 
 
 class Episode:
-    """One episode of one sub-env. ``length`` (env steps) and ``total_reward`` (every agent's
-    rewards summed) are live while it runs.
+    """One episode of one sub-env. ``length`` (env steps so far, those of earlier fragments
+    included) and ``total_reward`` (every agent's rewards summed) are live while it runs.
 
     ``user_data`` is free for callbacks; ``custom_metrics`` (name -> float) is averaged into
     ``result["custom_metrics"]`` as ``<name>_mean/_min/_max``; ``hist_data`` lists go to
@@ -40,10 +40,13 @@ class Episode:
     What each agent's last step was (``last_observation_for``, ``last_raw_obs_for``,
     ``last_info_for``, ``last_action_for``, ``prev_action_for``, ``last_reward_for``,
     ``prev_reward_for``, ``last_extra_action_outs_for``, ``rnn_state_for``,
-    ``last_terminated_for``, ``last_truncated_for``) is recorded while some callback reads
-    episodes (one that overrides ``on_episode_step``): the samplers skip the bookkeeping
-    otherwise. The observations are the env's (after an ``observation_fn``), before
-    preprocessing and filtering.
+    ``last_terminated_for``, ``last_truncated_for``) is recorded, with ``length`` and the
+    rewards, at every step while some hook receives episodes (a callback that overrides an
+    episode hook or ``on_postprocess_trajectory``, or an ``observation_fn``), so each hook sees
+    the same whichever others are overridden; the samplers skip the bookkeeping otherwise. The
+    observations are the env's (after an ``observation_fn``), before preprocessing and
+    filtering. ``on_postprocess_trajectory`` runs once the fragment's steps are taken: a
+    finished episode shows its end, one the fragment cut its latest step.
     """
 
     def __init__(

@@ -2,7 +2,8 @@
 
 A worker's sub-envs and their running episodes (one agent-keyed ``Episode`` per sub-env: a
 single-agent env's is the one-agent case), the callbacks' episode hooks (each called only where
-the callbacks override it: episode boundaries are frequent), resets (seeded on a sub-env's first,
+the callbacks override it: episode boundaries are frequent; each step is recorded in its episode
+only while some hook receives episodes, ``_track_steps``), resets (seeded on a sub-env's first,
 a sub-env that fails remade: ``SubEnvRestarts``), the finished episodes' metrics and the step
 timers (``RunnerMetrics``), and the settings every runner reads (``RunnerSettings``).
 
@@ -77,7 +78,13 @@ class EpisodeRunner(RunnerMetrics):
         self.callbacks = callbacks
         self.seed = self.settings.seed
         self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
-        self._step_hook = "on_episode_step" in self._overridden
+        #: Whether some hook receives episodes (an episode hook or ``on_postprocess_trajectory``
+        #: is overridden): only then do the runners record each step in its episode (length,
+        #: rewards, the last-step accessors), so that what a hook reads never depends on which
+        #: other hooks are overridden, and sampling without such hooks skips the bookkeeping.
+        self._track_steps = bool(self._overridden) or overrides(
+            callbacks, "on_postprocess_trajectory"
+        )
         self._next_episode = 0
         self.episodes: list[Episode] = []
         #: The episodes of this fragment by id (for ``on_postprocess_trajectory``).

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, TypeAlias
 
 import gymnasium as gym
 
+from runtime.env.env_classes import refuse_unread_env_config, takes_env_config
 from runtime.env.multi_agent_checks import MultiAgentEnvError
 
 __all__ = [
@@ -45,7 +46,7 @@ AgentID: TypeAlias = Any
 #: A dict keyed by agent id (and, for terminateds / truncateds, ``"__all__"``).
 MultiAgentDict: TypeAlias = dict[Any, Any]
 #: ``make_multi_agent``'s argument: a gymnasium id, or a callable taking the env config.
-EnvSource: TypeAlias = str | Callable[[Any], Any]
+EnvSource: TypeAlias = str | Callable[[Any], Any] | type[Any]
 
 
 class MultiAgentEnv:
@@ -197,7 +198,9 @@ class MultiAgentEnvCopies(MultiAgentEnv):
     ``config["num_agents"]`` (default 1) is the number of copies. With a gymnasium id as the
     source, each copy is ``gymnasium.make(id)`` and the config is used for ``num_agents`` only;
     with a callable, each copy is ``source(config)``, the config passed as given (an
-    ``EnvContext`` stays one; None becomes ``{}``).
+    ``EnvContext`` stays one; None becomes ``{}``), but for a class whose constructor takes no
+    argument: each copy is ``source()``, and a key other than ``num_agents`` is a
+    ``ConfigError``.
 
     ``reset(seed=s)`` resets copy ``i`` with seed ``s + i``. ``step`` steps the agents in the
     action dict; an agent whose copy terminated or truncated is done: it is in that step's
@@ -227,6 +230,13 @@ class MultiAgentEnvCopies(MultiAgentEnv):
         envs: list[Any]
         if isinstance(source, str):
             envs = [gym.make(source) for _ in range(num_agents)]
+        elif isinstance(source, type) and not takes_env_config(source):
+            # A class taking no argument is made as a gymnasium id is: the config is for
+            # num_agents only, and another key would never reach the copies.
+            refuse_unread_env_config(
+                source, env_config, f"make_multi_agent({source.__name__})", read=("num_agents",)
+            )
+            envs = [source() for _ in range(num_agents)]
         else:
             envs = [source(env_config) for _ in range(num_agents)]
         for env in envs:
@@ -323,7 +333,8 @@ def make_multi_agent(env_name_or_creator: EnvSource) -> type[MultiAgentEnvCopies
 
     ``env_name_or_creator`` is a gymnasium id (each copy is ``gymnasium.make(id)``; the config
     is for ``num_agents`` only and none of its keys is passed on) or a callable that takes the
-    env config (an ``EnvContext`` or dict, passed as given) and returns a gymnasium env. See
+    env config (an ``EnvContext`` or dict, passed as given) and returns a gymnasium env (an env
+    class taking no argument is made as ``source()``, with ``num_agents`` its only key). See
     :class:`MultiAgentEnvCopies` for seeding and done handling.
 
     The class is created here, so cloudpickle (and so Ray) carries it by value; plain

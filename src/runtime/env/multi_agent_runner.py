@@ -137,6 +137,8 @@ class MultiAgentRunner(EpisodeRunner):
         #: At the horizon, a new episode goes on on the running env instead of a reset.
         self.soft_horizon = bool(settings.soft_horizon)
         self.observation_fn = settings.observation_fn
+        # An observation_fn receives the episode at every step too.
+        self._track_steps = self._track_steps or self.observation_fn is not None
         self.checking = not bool(settings.disable_env_checking)
         #: Per sub-env: the steps it has taken since it was made (``FULLY_CHECKED_STEPS``).
         self._env_steps = [0] * self.num_envs
@@ -316,7 +318,7 @@ class MultiAgentRunner(EpisodeRunner):
                 actions_by_env[i][agent] = action
                 open_[i][agent] = _Open(policy_id, g)
                 g += step
-            if self._step_hook:
+            if self._track_steps:
                 self._record_actions(keys, env_actions, extra)
         return actions_by_env, acted
 
@@ -375,8 +377,8 @@ class MultiAgentRunner(EpisodeRunner):
     def _record_actions(
         self, keys: list[tuple[int, Any]], env_actions: Any, extra: dict[str, Array]
     ) -> None:
-        """A callback reads episodes at each step: record each agent's action, its row of the
-        policy's extra outputs and (a model with memory) the state it acts from next."""
+        """Some hook receives episodes: record each agent's action, its row of the policy's
+        extra outputs and (a model with memory) the state it acts from next."""
         for j, (key, action) in enumerate(zip(keys, env_actions, strict=True)):
             memory = self._memory.get(key)
             self.episodes[key[0]]._act(
@@ -451,7 +453,7 @@ class MultiAgentRunner(EpisodeRunner):
         checking = self.checking
         env_steps = self._env_steps
         sub_envs, episodes, opens = self.envs, self.episodes, self._open
-        horizon, observation_fn, step_hook = self.horizon, self.observation_fn, self._step_hook
+        horizon, observation_fn, track = self.horizon, self.observation_fn, self._track_steps
         for i in envs:
             episode = episodes[i]
             action_dict = actions_by_env[i]
@@ -520,7 +522,7 @@ class MultiAgentRunner(EpisodeRunner):
                     transition = open_.pop(agent)
                     term = bool(terms.get(agent))
                     arrivals.ends.append((i, agent, transition, term, not term, infos.get(agent)))
-            if step_hook:
+            if track:
                 episode._agent_obs.update(obs)
                 episode._agent_infos.update(infos)
                 for agent, reward in rewards.items():

@@ -6,7 +6,8 @@
 
 - ``_step_envs(idx, ...)`` steps the sub-envs at ``idx`` (all of them for ``None``) once: the
   policy's actions for their observations, action processing, ``env.step``, the episode
-  counters, ``horizon`` truncation, preprocessing and filtering of the new observations and the
+  counters, ``horizon`` truncation, preprocessing and filtering of the new observations, and
+  (while some hook receives episodes) the step's record in its episode and the
   ``on_episode_step`` hook; it returns a ``Step``. What is kept of it is up to the caller.
 - ``_end_episodes(...)`` finishes the episodes that ended (``on_episode_end``, metrics) and
   starts the next ones: a reset, or with a soft horizon a new episode on the running env.
@@ -180,7 +181,7 @@ class StepLoop(EpisodeRunner):
             next_obs = self._process(raw, update)
         else:
             next_obs = self._process_around(raw, faulty, update)
-        if self._step_hook:
+        if self._track_steps:
             self._record_steps(
                 env_ids, faulty, raw, infos, env_actions, extra, rewards, terms, truncs
             )
@@ -204,9 +205,9 @@ class StepLoop(EpisodeRunner):
         terms: Array,
         truncs: Array,
     ) -> None:
-        """A callback reads episodes at each step: record the step in each sub-env's episode
-        (its one agent's observation, action, the policy's extra outputs, the state it acts
-        from next, reward) and call ``on_episode_step``."""
+        """Some hook receives episodes: record the step in each sub-env's episode (its length,
+        rewards, and its one agent's observation, action, the policy's extra outputs, the state
+        it acts from next, reward) and call ``on_episode_step`` where overridden."""
         state = self.memory.state if self.memory is not None else None
         for j, i in enumerate(range(len(raw)) if env_ids is None else env_ids):
             if faulty is not None and j in faulty:
@@ -298,7 +299,16 @@ class StepLoop(EpisodeRunner):
             if i in stop:
                 continue
             if go_on is not None and go_on[j]:
-                self._start_episode(i, self._new_episode(i))
+                episode = self._new_episode(i)
+                if self._track_steps:
+                    # The running env's last observation is the new episode's first.
+                    last = self.episodes[i]
+                    episode._observe(
+                        SINGLE_AGENT_ID,
+                        last.last_raw_obs_for(),
+                        last._agent_infos.get(SINGLE_AGENT_ID),
+                    )
+                self._start_episode(i, episode)
             else:
                 reset_rows.append(j)
                 reset_obs.append(self._reset(i, first=False))

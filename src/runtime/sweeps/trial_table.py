@@ -1,7 +1,7 @@
 """The live table of a sweep's trials: name, status, the searched values, iteration, steps,
 steps/s, each stop criterion's value (the header gives its target), the reward when it is not
-one of them, the sweep's metric when it is another key, and the time each trial has left to its
-step, iteration or time budget - what ``rlconf train`` shows for one run.
+one of them, the sweep's metric when it is another key, and the time each trial has left to the
+stop criterion projected to stop it first - what ``rlconf train`` shows for one run.
 
 A Tune callback in the driver prints it when trials start, report or end - at most once every
 ``interval_s`` seconds, and always once at the end - instead of Tune's own console output.
@@ -19,11 +19,10 @@ from ray.tune import Callback
 
 from rlconf.stop_criteria import lookup
 from rlconf.stop_progress import (
-    BUDGET_KEYS,
     StopProgress,
     format_duration,
     format_number,
-    seconds_left,
+    nearest,
     steps_per_s,
 )
 
@@ -117,7 +116,7 @@ class TrialTable(Callback):
             columns.append("reward")
         if self._metric_column:
             columns.append(self.metric)
-        if self._budgeted:
+        if self.stop:
             columns.append("ETA")
         rows = [columns] + [self._row(trial) for trial in self.trials]
         widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
@@ -139,10 +138,6 @@ class TrialTable(Callback):
         """The stop criteria shown in columns of their own (budgets are in iter and steps)."""
         return [(k, t) for k, t in self.stop.items() if k not in (_ITERATION, _STEPS)]
 
-    @property
-    def _budgeted(self) -> bool:
-        return any(key in BUDGET_KEYS for key in self.stop)
-
     def _stop_progress(self, trial: Any) -> StopProgress:
         key = str(getattr(trial, "trial_id", id(trial)))
         if key not in self._progress:
@@ -157,14 +152,16 @@ class TrialTable(Callback):
         row += [_cell(result.get(_ITERATION)), _cell(result.get(_STEPS))]
         rate = steps_per_s(result)
         row.append("-" if rate is None else f"{rate:.0f}")
-        latest = {c.key: c.value for c in self._stop_progress(trial).update(result)}
+        criteria = self._stop_progress(trial).update(result)
+        latest = {c.key: c.value for c in criteria}
         row += [_cell(latest.get(key)) for key, _ in self._criteria]
         if _REWARD not in self.stop:
             row.append(_cell(result.get(_REWARD)))
         if self._metric_column:
             row.append(_cell(lookup(result, self.metric)))
-        if self._budgeted:
-            left = seconds_left(result, self.stop) if result else None
+        if self.stop:
+            first = nearest(criteria) if result else None
+            left = None if first is None else first.seconds_left
             running = str(getattr(trial, "status", "")) in ("RUNNING", "PENDING", "PAUSED")
             row.append(format_duration(left) if left is not None and running else "-")
         return row

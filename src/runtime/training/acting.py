@@ -26,6 +26,7 @@ _KEYWORDS = (
     "state",
     "prev_action",
     "prev_reward",
+    "info",
     "policy_id",
     "explore",
     "full_fetch",
@@ -33,9 +34,9 @@ _KEYWORDS = (
     "clip_action",
     "timestep",
 )
-#: The reference's keywords for inputs no model here reads (env info, episode, an input dict):
+#: The reference's keywords for inputs no model here reads (an episode, an input dict):
 #: accepted when not given (None).
-_UNUSED_INPUTS = ("info", "episode", "input_dict")
+_UNUSED_INPUTS = ("episode", "input_dict")
 
 
 def check_call_keywords(method: str, kwargs: Mapping[str, Any]) -> None:
@@ -46,8 +47,7 @@ def check_call_keywords(method: str, kwargs: Mapping[str, Any]) -> None:
             if value is None:
                 continue
             raise ValueError(
-                f"{method}({key}=...): no model here reads infos, episodes or input dicts; "
-                f"leave {key} out"
+                f"{method}({key}=...): no model here reads episodes or input dicts; leave {key} out"
             )
         hint = did_you_mean(key, (*_KEYWORDS, *_UNUSED_INPUTS))
         raise TypeError(
@@ -55,13 +55,14 @@ def check_call_keywords(method: str, kwargs: Mapping[str, Any]) -> None:
         )
 
 
-def _refuse_memory_inputs(method: str, **given: Any) -> None:
-    for name, value in given.items():
-        if value is not None:
-            raise ValueError(
-                f"{method}({name}=...): this policy's model has no memory (use_lstm, "
-                f"use_attention) and reads the observation alone; leave {name} out (None)"
-            )
+def _refuse_state(method: str, state: Any) -> None:
+    """A state given to a policy without memory is a ``ValueError``: it has none to act from
+    (previous actions and rewards, inputs of every call, it ignores as the reference does)."""
+    if state:
+        raise ValueError(
+            f"{method}(state=...): this policy's model has no memory (use_lstm, use_attention) "
+            "and so no state; leave state out (None)"
+        )
 
 
 def policy_actions(action_space: Any, settings: AlgorithmSettings, env_actions: Any) -> Any:
@@ -108,6 +109,7 @@ class Acting(Trainable):
         *,
         prev_action: Any = None,
         prev_reward: Any = None,
+        info: Any = None,
         policy_id: str = DEFAULT_POLICY_ID,
         explore: bool | None = None,
         full_fetch: bool = False,
@@ -120,21 +122,20 @@ class Acting(Trainable):
 
         Returns the action, or ``(action, state_out, extra)`` with ``full_fetch`` or a
         ``state`` (a policy with memory: ``state`` is its state, each array without a batch
-        dimension, as ``get_policy().get_initial_state()`` gives it; ``prev_action`` and
-        ``prev_reward`` those of the step before, as the env took and gave them; a policy
-        without memory refuses them). ``timestep`` sets the exploration's timestep (the
-        policy's global one by default). A keyword this method does not take is a
-        ``TypeError`` naming it: a misspelt ``explore`` would otherwise keep exploring.
+        dimension, as ``get_policy().get_initial_state()`` gives it; a policy without memory
+        refuses one). ``prev_action`` and ``prev_reward`` (those of the step before, as the env
+        took and gave them) and ``info`` are taken always, as in the reference, and reach the
+        models that read them: a model with memory reads the previous action and reward where
+        configured to (``lstm_use_prev_action``, ...); no model here reads infos.
+        ``timestep`` sets the exploration's timestep (the policy's global one by default). A
+        keyword this method does not take is a ``TypeError`` naming it: a misspelt
+        ``explore`` would otherwise keep exploring.
         """
         check_call_keywords("compute_single_action", kwargs)
         policy = self.workers.local_worker().get_policy(policy_id)
         if not policy.is_recurrent():
-            _refuse_memory_inputs(
-                "compute_single_action",
-                state=state or None,
-                prev_action=prev_action,
-                prev_reward=prev_reward,
-            )
+            _refuse_state("compute_single_action", state)
+            prev_action = prev_reward = None  # read only by a model with memory
         actions, states, extra = self._compute(
             [observation],
             policy_id,
@@ -167,6 +168,7 @@ class Acting(Trainable):
         *,
         prev_action: Mapping[Any, Any] | Any = None,
         prev_reward: Mapping[Any, Any] | Any = None,
+        info: Any = None,
         policy_id: str = DEFAULT_POLICY_ID,
         explore: bool | None = None,
         full_fetch: bool = False,
@@ -182,16 +184,13 @@ class Acting(Trainable):
         layout of the observations: a dict keyed as they are of each one's state (a list of
         arrays without a batch dimension), or for a list of observations the list of state
         arrays with one row per observation; then (or with ``full_fetch``) it returns
-        ``(actions, state_out, extra)`` in the same layout."""
+        ``(actions, state_out, extra)`` in the same layout. ``prev_action``, ``prev_reward``
+        and ``info`` are taken by every policy, as in ``compute_single_action``."""
         check_call_keywords("compute_actions", kwargs)
         policy = self.workers.local_worker().get_policy(policy_id)
         if not policy.is_recurrent():
-            _refuse_memory_inputs(
-                "compute_actions",
-                state=state or None,
-                prev_action=prev_action,
-                prev_reward=prev_reward,
-            )
+            _refuse_state("compute_actions", state)
+            prev_action = prev_reward = None  # read only by a model with memory
         keyed = isinstance(observations, Mapping)
         keys = list(observations) if keyed else []
         rows = [observations[k] for k in keys] if keyed else list(observations)

@@ -43,6 +43,7 @@ def accepted_config(
     # First: the notes below (and everything the build logs) follow the config's log_level.
     configure_logs(resolved, algorithm_class.__name__)
     refuse_unsupported(resolved, algorithm_class.__name__)
+    resolved.check_input_paths()
     refuse_memory_models(resolved, algorithm_class)
     note_oversized_sample(resolved, algorithm_class.__name__)
     return resolved, tune_keys

@@ -17,6 +17,44 @@ from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
 from runtime.training.trainable import Trainable
 
+#: What ``add_policy`` takes positionally, in RLlib 1.x's order.
+_POSITIONAL_ORDER = "policy_id, policy_cls, observation_space, action_space, config"
+
+
+def check_add_policy_arguments(
+    policy_cls: Any, observation_space: Any, action_space: Any, config: Any, policy: Any
+) -> None:
+    """A ``TypeError`` naming the argument of ``add_policy`` that is not of its kind: most
+    often one given in another RLlib version's positional order (RLlib 2.x's third positional
+    argument is a policy instance, 1.x's the observation space)."""
+    if policy is not None or isinstance(observation_space, TorchPolicy):
+        instance = policy if policy is not None else observation_space
+        raise TypeError(
+            f"add_policy(policy={type(instance).__name__} instance): adding a policy instance "
+            "(RLlib 2.x's policy=) is not supported here; give its class, spaces and state: "
+            "add_policy(policy_id, type(p), p.observation_space, p.action_space, "
+            "policy_state=p.get_state())"
+        )
+    if policy_cls is not None and not (
+        isinstance(policy_cls, type) and issubclass(policy_cls, TorchPolicy)
+    ):
+        raise TypeError(
+            f"add_policy(policy_cls={policy_cls!r}): not a policy class; allowed: None (the "
+            "algorithm's policy) or a runtime.TorchPolicy subclass (positionally: "
+            f"{_POSITIONAL_ORDER})"
+        )
+    for name, space in (("observation_space", observation_space), ("action_space", action_space)):
+        if space is not None and not isinstance(space, gym.Space):
+            raise TypeError(
+                f"add_policy({name}={space!r}): not a gymnasium space; allowed: a "
+                f"gymnasium.spaces.Space or None (positionally: {_POSITIONAL_ORDER})"
+            )
+    if config is not None and not isinstance(config, Mapping):
+        raise TypeError(
+            f"add_policy(config={config!r}): not a dict; allowed: a dict of overrides of the "
+            f"algorithm's config, or None (positionally: {_POSITIONAL_ORDER})"
+        )
+
 
 class PolicyManagement(Trainable):
     """The ``add_policy`` / ``remove_policy`` part of ``Algorithm`` (mixed into it)."""
@@ -29,17 +67,23 @@ class PolicyManagement(Trainable):
         self,
         policy_id: str,
         policy_cls: type[TorchPolicy] | None = None,
-        *,
         observation_space: gym.Space[Any] | None = None,
         action_space: gym.Space[Any] | None = None,
         config: Mapping[str, Any] | None = None,
+        *,
         policy_state: Mapping[str, Any] | None = None,
         policy_mapping_fn: Callable[..., str] | None = None,
         policies_to_train: ToTrain = None,
         evaluation_workers: bool = True,
+        policy: TorchPolicy | None = None,
     ) -> TorchPolicy:
         """Add a policy to every worker and return the local worker's copy.
 
+        Positionally as in RLlib 1.x, ``add_policy(policy_id, policy_cls, observation_space,
+        action_space, config)``; the arguments after ``config`` by keyword only, as their
+        order differs between RLlib's versions. ``policy_cls``: None (or ``TorchPolicy``) for
+        the algorithm's policy, or a ``TorchPolicy`` subclass. RLlib 2.x's ``policy`` (an
+        instance to add) is refused: give its class, spaces and ``policy_state``.
         ``config``: overrides of the algorithm's config for this policy (validated like
         ``PolicySpec.config``). ``policy_state``: what ``get_policy(pid).get_state()`` returns
         (``weights`` and the JSON state), to start from another policy (a league snapshot).
@@ -49,6 +93,7 @@ class PolicyManagement(Trainable):
         """
         if not isinstance(policy_id, str) or not policy_id:
             raise ValueError(f"add_policy: policy_id must be a non-empty string, got {policy_id!r}")
+        check_add_policy_arguments(policy_cls, observation_space, action_space, config, policy)
         local = self.workers.local_worker()
         if policy_id in local.policy_map:
             raise ValueError(
