@@ -2,9 +2,8 @@
 reference's keywords by name (``explore``, ``timestep``, ...), and nothing else. A keyword they
 do not take is a TypeError naming it (a misspelt ``explore`` would otherwise keep exploring);
 previous actions and rewards and infos are inputs of every call, as in the reference (a model
-without memory ignores them: tests/test_prev_inputs_without_memory.py); the inputs that no
-model here reads (episodes, input dicts) and a state given to a model without memory are
-accepted when not given and a ValueError naming them when given."""
+without memory ignores them: tests/test_prev_inputs_without_memory.py), and so are episodes,
+which no model here reads; a state given to a model without memory is a ValueError naming it."""
 
 from __future__ import annotations
 
@@ -83,21 +82,15 @@ def test_the_reference_keywords_and_the_runners_keywords_work(policy: TorchPolic
     assert positional.tolist() == greedy.tolist()
 
 
-@pytest.mark.parametrize(
-    "keyword, value",
-    [
-        ("state_batches", [np.zeros((3, 8))]),
-        ("episodes", ["episode"] * 3),
-    ],
-)
-def test_inputs_no_model_here_reads_are_refused_when_given(
-    policy: TorchPolicy, keyword: str, value: Any
+def test_a_state_for_a_model_without_memory_is_refused_episodes_are_taken(
+    policy: TorchPolicy,
 ) -> None:
-    kwargs: dict[str, Any] = {keyword: value}
-    with pytest.raises(
-        ValueError, match=rf"compute_actions\({keyword}=.*(no state|no model here reads)"
-    ):
-        policy.compute_actions(OBS, **kwargs)
+    with pytest.raises(ValueError, match=r"compute_actions\(state_batches=.*no state"):
+        policy.compute_actions(OBS, state_batches=[np.zeros((3, 8))])
+    # Episodes are the reference's inputs of the call (for models that read them): taken.
+    greedy, _, _ = policy.compute_actions(OBS, explore=False)
+    with_episodes, _, _ = policy.compute_actions(OBS, episodes=["episode"] * 3, explore=False)
+    assert with_episodes.tolist() == greedy.tolist()
 
 
 def test_compute_single_action_is_as_strict(policy: TorchPolicy) -> None:
@@ -109,5 +102,4 @@ def test_compute_single_action_is_as_strict(policy: TorchPolicy) -> None:
     bad: dict[str, Any] = {"explor": False}
     with pytest.raises(TypeError, match=r"compute_single_action\(\).*'explor'"):
         policy.compute_single_action(OBS[0], **bad)
-    with pytest.raises(ValueError, match=r"compute_single_action\(episode=.*leave"):
-        policy.compute_single_action(OBS[0], episode="episode")
+    assert policy.compute_single_action(OBS[0], episode="episode", explore=False)[0] == action

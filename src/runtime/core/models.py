@@ -30,6 +30,7 @@ from torch import nn
 from rlconf.errors import ConfigError
 from runtime.core.layer_calls import call_layers, no_global_hooks, run_layers
 from runtime.core.tanh import Tanh
+from runtime.core.view_requirements import ViewRequirements, model_view_requirements
 
 _ACTIVATIONS: dict[str, type[nn.Module] | None] = {
     "tanh": Tanh,
@@ -123,6 +124,18 @@ class TorchModel(nn.Module):
     def get_initial_state(self) -> list[torch.Tensor]:
         """The state a sequence starts from (empty: a model without memory)."""
         return []
+
+    @property
+    def view_requirements(self) -> ViewRequirements:
+        """The columns the model reads and writes, with their spaces (the reference's
+        ``ModelV2.view_requirements``; read-only: ``runtime.core.view_requirements``)."""
+        return model_view_requirements(
+            self.obs_space,
+            self.action_space,
+            self.get_initial_state(),
+            self.uses_prev_actions,
+            self.uses_prev_rewards,
+        )
 
     def values(self, input_dict: dict[str, torch.Tensor]) -> torch.Tensor:
         """V(s) for a batch of observations (a forward pass, then ``value_function()``)."""

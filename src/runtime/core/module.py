@@ -23,6 +23,7 @@ from runtime.core.model_catalog import ModelCatalog
 from runtime.core.models import TorchModel
 from runtime.core.sample_batch import SampleBatch as SB
 from runtime.core.settings import settings_of
+from runtime.core.view_requirements import ViewRequirements, model_view_requirements
 
 Tensors = dict[str, torch.Tensor]
 
@@ -74,6 +75,13 @@ class RLModule(nn.Module):
     def get_initial_state(self) -> list[torch.Tensor]:
         """The state an episode starts from (tensors without a batch dimension)."""
         return []
+
+    @property
+    def view_requirements(self) -> ViewRequirements:
+        """The columns the module reads and writes, with their spaces (read-only)."""
+        return model_view_requirements(
+            self.observation_space, self.action_space, self.get_initial_state()
+        )
 
     #: True when the value function is a network of its own, fed by observations alone: the
     #: sampler then leaves it out of every step and evaluates a whole fragment in one batch.

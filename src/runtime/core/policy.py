@@ -1,8 +1,10 @@
 """``TorchPolicy``: one policy as the workers see it. Acting is the module's forward passes plus
 an exploration strategy. In an ``Algorithm`` the policy's learner lives in the algorithm's
 ``LearnerGroup`` over a module of its own; the driver's copy of the policy is attached to it
-(``learner``, ``learn_on_batch`` and the learner state go there). A policy used on its own
-makes a learner over its own module on first use. ``PolicyBuilder`` is what an algorithm hands
+(``learner``, ``learn_on_batch`` and the learner state go there: ``PolicyLearning``). A policy
+used on its own makes a learner over its own module on first use. What it reads besides the
+observations is ``runtime.core.acting_inputs``; what it says of given rows without acting
+(log-likelihoods, values) ``PolicyEstimates``. ``PolicyBuilder`` is what an algorithm hands
 its workers to make policies with its module, learner, postprocessing steps and exploration
 strategies.
 
@@ -12,7 +14,7 @@ preprocessor and the filter.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,16 +24,27 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
+from runtime.core.acting_inputs import (
+    InputDict,
+    input_dict_columns,
+    memory_inputs,
+    refuse_unread_inputs,
+    single_call_inputs,
+)
 from runtime.core.distributions import ActionDistribution, Deterministic
 from runtime.core.exploration import Exploration, build_exploration
-from runtime.core.exploration.soft_q import SoftQ
+from runtime.core.exploration.exploration import exploration_actions
 from runtime.core.lean_acting import lean_actions
-from runtime.core.learner import DEFAULT_OPTIMIZER, Learner
+from runtime.core.learner import Learner
 from runtime.core.module import ActorCriticModule, RLModule
 from runtime.core.module_spec import ModuleSpec
+from runtime.core.policy_estimates import PolicyEstimates
+from runtime.core.policy_learning import PolicyLearning
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.settings import settings_of
 from runtime.core.space_support import SpaceTypes, check_spaces
+from runtime.core.view_requirements import ViewRequirements, policy_view_requirements
+from runtime.env.action_processing import action_processor
 
 if TYPE_CHECKING:
     from runtime.core.learner_group import LearnerGroup
@@ -44,28 +57,12 @@ Postprocessor = Callable[[dict[str, Array], "TorchPolicy"], None]
 SAMPLING_EXPLORATIONS = ("StochasticSampling", "Random")
 
 
-def _refuse_unread_inputs(method: str, **given: Any) -> None:
-    """A ``ValueError`` naming the first of the inputs given (not None) that the policy acts
-    without: episodes and input dicts, which no model here reads, and a state, which only a
-    model with memory (``use_lstm``, ``use_attention``) has. Previous actions and rewards and
-    infos are inputs of every call, as in the reference: a model that doesn't read them
-    ignores them."""
-    for name, value in given.items():
-        if value is not None:
-            reason = (
-                "this policy's model has no memory (use_lstm, use_attention) and so no state"
-                if name.startswith("state")
-                else "no model here reads episodes or input dicts"
-            )
-            raise ValueError(f"{method}({name}=...): {reason}; leave {name} out (None)")
-
-
 @dataclass(frozen=True)
 class PolicySettings:
     explore: bool
 
 
-class TorchPolicy:
+class TorchPolicy(PolicyLearning, PolicyEstimates):
     """One policy; ``config`` is the (frozen) algorithm config."""
 
     def __init__(
@@ -115,9 +112,7 @@ class TorchPolicy:
         self.postprocessing = tuple(postprocessing)
         self.learner_class = learner_class
         self._learner: Learner | None = None
-        #: The learner group (and this policy's id in it) that learns for this policy.
         self._learner_group: tuple[LearnerGroup, str] | None = None
-        #: The learner group's learner has learned since this copy last took its weights.
         self._weights_stale = False
         self.global_timestep = 0
         self._settings: dict[type[Any], Any] = {}
@@ -144,43 +139,11 @@ class TorchPolicy:
             self.learner_class,
         )
 
-    def attach_learner_group(self, group: LearnerGroup, policy_id: str) -> None:
-        """Learn through ``group``'s learner of ``policy_id`` from now on."""
-        self._learner_group = (group, policy_id)
-        group.attach(policy_id, self)
-
-    @property
-    def learner(self) -> Learner:
-        """The learner of this policy: the learner group's, or one of its own (made on first
-        use) for a policy outside an algorithm."""
-        if self._learner_group is not None:
-            group, policy_id = self._learner_group
-            if not group.is_local:
-                raise ValueError(
-                    f"policy {policy_id!r} learns in remote learner workers; use "
-                    "algo.learner_group for its learner state"
-                )
-            return group.learner(policy_id)
-        if self._learner is None:
-            if self.learner_class is None:
-                raise ValueError("this policy has no learner_class: it only acts")
-            self._learner = self.learner_class(self.module, self.config, self.device)
-            self._learner.on_timestep(self.global_timestep)
-        return self._learner
-
     @property
     def model(self) -> nn.Module:
         """The module's main network (the catalog model for the policy-gradient family)."""
         model: nn.Module = getattr(self.module, "model", self.module)
         return model
-
-    @property
-    def optimizer(self) -> torch.optim.Optimizer:
-        return self.learner.optimizers[DEFAULT_OPTIMIZER]
-
-    @property
-    def cur_lr(self) -> float:
-        return self.learner.cur_lr
 
     @property
     def has_critic(self) -> bool:
@@ -200,48 +163,6 @@ class TorchPolicy:
         """The state an episode starts from: one numpy array per state tensor, without a batch
         dimension (empty for a model without memory)."""
         return [s.detach().cpu().numpy() for s in self.module.get_initial_state()]
-
-    def _memory_inputs(
-        self,
-        method: str,
-        rows: int,
-        state_batches: list[Any] | None,
-        prev_action_batch: Any,
-        prev_reward_batch: Any,
-    ) -> dict[str, torch.Tensor]:
-        """The state and previous action / reward inputs of ``rows`` rows: as given, else the
-        initial state and zeros (an episode's first step); none for a model without memory
-        (which reads the observation alone, and refuses a state)."""
-        if not self.module.is_recurrent:
-            _refuse_unread_inputs(method, state_batches=state_batches or None)
-            return {}
-        inputs: dict[str, torch.Tensor] = {}
-        initial = self.get_initial_state()
-        if state_batches:
-            if len(state_batches) != len(initial):
-                raise ValueError(
-                    f"{method}(state_batches=...): {len(state_batches)} state arrays given; this "
-                    f"policy's model has {len(initial)} (see get_initial_state())"
-                )
-            states = [np.asarray(s, dtype=np.float32) for s in state_batches]
-        else:
-            states = [np.repeat(s[None], rows, axis=0) for s in initial]
-        for k, state in enumerate(states):
-            inputs[SampleBatch.state_in(k)] = torch.from_numpy(state).to(self.device)
-        model = self.model
-        if getattr(model, "uses_prev_actions", False):
-            if prev_action_batch is None:
-                dtype = self.action_space.dtype or np.float32
-                prev = np.zeros((rows, *(self.action_space.shape or ())), dtype=dtype)
-            else:
-                prev = np.asarray(prev_action_batch)
-            inputs[SampleBatch.PREV_ACTIONS] = torch.from_numpy(prev).to(self.device)
-        if getattr(model, "uses_prev_rewards", False):
-            prev_r = np.zeros(rows) if prev_reward_batch is None else prev_reward_batch
-            inputs[SampleBatch.PREV_REWARDS] = torch.from_numpy(
-                np.asarray(prev_r, dtype=np.float32).reshape(rows)
-            ).to(self.device)
-        return inputs
 
     @torch.inference_mode()
     def compute_actions(
@@ -271,10 +192,10 @@ class TorchPolicy:
 
         The reference's signature, strictly: a keyword it does not take is a ``TypeError``
         naming it (a misspelt ``explore`` would otherwise keep exploring). ``info_batch`` is
-        accepted and, as no model here reads infos, unused; ``episodes``, which no model here
-        reads either, is accepted when not given (None).
+        accepted and, as no model here reads infos, unused; so are ``episodes`` (the
+        reference's input for models that read them; none here does).
         """
-        _refuse_unread_inputs("compute_actions", episodes=episodes)
+        del episodes  # an input of the reference's call that no model here reads
         if self._weights_stale:
             self.pull_weights()
         explore = self._explore if explore is None else explore
@@ -287,7 +208,8 @@ class TorchPolicy:
         inputs = self._obs(obs_batch)
         if module.is_recurrent or state_batches:
             inputs.update(
-                self._memory_inputs(
+                memory_inputs(
+                    self,
                     "compute_actions",
                     len(obs_batch),
                     state_batches,
@@ -312,7 +234,7 @@ class TorchPolicy:
         chosen = self.exploration.get_exploration_action(
             action_distribution=dist, timestep=step, explore=explore
         )
-        actions, logp = self._actions_and_logp(chosen, dist, len(dist_inputs))
+        actions, logp = exploration_actions(self.exploration, chosen, dist, len(dist_inputs))
         extra = {
             SampleBatch.ACTION_LOGP: logp.cpu().numpy(),
             SampleBatch.ACTION_DIST_INPUTS: dist_inputs.cpu().numpy(),
@@ -330,137 +252,97 @@ class TorchPolicy:
         ]
         return actions.cpu().numpy(), state_out, extra
 
-    def _actions_and_logp(
-        self, chosen: Any, dist: ActionDistribution, rows: int
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The actions an exploration returned, and their log-likelihoods: the ``logp`` of an
-        ``(actions, logp)`` pair (the reference's documented return), else (a tensor of
-        actions, or a pair whose ``logp`` is None) their log-likelihood under ``dist``."""
-        logp: Any = None
-        if isinstance(chosen, tuple):
-            if len(chosen) != 2:
-                raise TypeError(
-                    f"{type(self.exploration).__name__}.get_exploration_action() returned a "
-                    f"tuple of {len(chosen)} items; allowed: a tensor of actions, or a pair "
-                    "(actions, logp)"
-                )
-            chosen, logp = chosen
-        actions = torch.as_tensor(chosen, device=dist.inputs.device)
-        if logp is None:
-            return actions, dist.logp(actions)
-        logp = torch.as_tensor(logp, dtype=torch.float32, device=dist.inputs.device)
-        if tuple(logp.shape) != (rows,):
-            raise ValueError(
-                f"{type(self.exploration).__name__}.get_exploration_action() returned "
-                f"(actions, logp) with logp of shape {tuple(logp.shape)}; allowed: one "
-                f"log-likelihood per row, shape ({rows},)"
-            )
-        return actions, logp
+    def compute_actions_from_input_dict(
+        self,
+        input_dict: InputDict,
+        explore: bool | None = None,
+        timestep: int | None = None,
+        episodes: Any = None,
+    ) -> tuple[Array, list[Any], dict[str, Array]]:
+        """``compute_actions`` on the columns of a batched input dict (a ``SampleBatch`` or a
+        dict): ``obs``, ``state_in_<i>``, ``prev_actions``, ``prev_rewards`` and ``infos``, as
+        the reference's reads them (``runtime.core.acting_inputs``)."""
+        method = "compute_actions_from_input_dict"
+        del episodes  # an input of the reference's call that no model here reads
+        inputs = input_dict_columns(method, input_dict)
+        return self.compute_actions(
+            np.asarray(inputs.obs),
+            inputs.state,
+            inputs.prev_actions,
+            inputs.prev_rewards,
+            inputs.infos,
+            explore=explore,
+            timestep=timestep,
+        )
 
     def compute_single_action(
         self,
-        obs: Any,
+        obs: Any = None,
         state: list[Any] | None = None,
         *,
         prev_action: Any = None,
         prev_reward: Any = None,
         info: Any = None,
-        input_dict: Any = None,
+        input_dict: InputDict | None = None,
         episode: Any = None,
         explore: bool | None = None,
         timestep: int | None = None,
+        unsquash_action: bool | None = None,
+        clip_action: bool | None = None,
     ) -> tuple[Any, list[Any], dict[str, Any]]:
         """``compute_actions`` for one preprocessed observation: ``(action, state_out, extra)``,
         with the reference's keywords, as strictly: a model with memory takes ``state`` (each
-        array without a batch dimension; the initial state when not given); ``prev_action``,
-        ``prev_reward`` and ``info`` are taken always and reach the models that read them (a
-        model with memory, where it reads previous actions or rewards); ``input_dict`` and
-        ``episode``, which no model here reads, are refused when given."""
-        _refuse_unread_inputs("compute_single_action", input_dict=input_dict, episode=episode)
+        array without a batch dimension; the initial state when not given; ``[]`` is none);
+        ``prev_action``, ``prev_reward`` and ``info`` are taken always and reach the models
+        that read them (a model with memory, where it reads previous actions or rewards).
+        ``input_dict`` (unbatched columns, read as ``compute_actions_from_input_dict`` reads
+        them) replaces all of these; ``episode``, which no model here reads, is accepted and
+        unused. The action is in the policy's coordinates, as the reference's policy returns
+        it; ``unsquash_action=True`` maps a bounded Box's ``[-1, 1]`` onto its bounds and
+        ``clip_action=True`` clips to them, as the env receives actions."""
+        method = "compute_single_action"
+        del episode  # an input of the reference's call that no model here reads
+        given = single_call_inputs(
+            method,
+            input_dict,
+            "obs",
+            obs=obs,
+            state=state,
+            prev_action=prev_action,
+            prev_reward=prev_reward,
+            info=info,
+        )
+        state = given.state
+        prev_action, prev_reward = given.prev_actions, given.prev_rewards
         if not self.module.is_recurrent:
-            _refuse_unread_inputs("compute_single_action", state=state or None)
+            refuse_unread_inputs(method, state=state or None)
             prev_action = prev_reward = None  # read only by a model with memory
         actions, states, extra = self.compute_actions(
-            np.asarray(obs)[None],
+            np.asarray(given.obs)[None],
             [np.asarray(s)[None] for s in state] if state else None,
             None if prev_action is None else np.asarray(prev_action)[None],
             None if prev_reward is None else np.asarray([prev_reward], dtype=np.float32),
-            None if info is None else [info],
+            None if given.infos is None else [given.infos],
             explore=explore,
             timestep=timestep,
         )
         # The reference advances the timestep with every observation acted on (see
         # ``Acting._compute``); the samplers' rounds set it from the env steps sampled.
         self.global_timestep += 1
-        return actions[0], [s[0] for s in states], {k: v[0] for k, v in extra.items()}
+        action = actions[0]
+        if unsquash_action or clip_action:
+            process = action_processor(self.action_space, bool(unsquash_action), bool(clip_action))
+            action = process(action)
+        return action, [s[0] for s in states], {k: v[0] for k, v in extra.items()}
 
-    @torch.inference_mode()
-    def compute_log_likelihoods(
-        self,
-        actions: Any,
-        obs_batch: Array,
-        state_batches: list[Any] | None = None,
-        prev_action_batch: Any = None,
-        prev_reward_batch: Any = None,
-    ) -> Array:
-        """The log-likelihood of each of ``actions`` (in the policy's coordinates) at its
-        preprocessed observation under the current policy's action distribution, as the
-        reference's ``compute_log_likelihoods`` (what off-policy estimators weigh input rows
-        with). A Q-policy's distribution is the softmax of its Q-values (divided by the
-        temperature when it explores with ``SoftQ``); a deterministic actor has none."""
-        if self.dist_class is None:
-            raise ValueError(
-                f"compute_log_likelihoods: {type(self.module).__name__} is a deterministic "
-                "actor; its actions have no likelihood"
-            )
-        if self._weights_stale:
-            self.pull_weights()
-        inputs = self._obs(np.asarray(obs_batch))
-        if self.module.is_recurrent or state_batches:
-            inputs.update(
-                self._memory_inputs(
-                    "compute_log_likelihoods",
-                    len(obs_batch),
-                    state_batches,
-                    prev_action_batch,
-                    prev_reward_batch,
-                )
-            )
-        out = self.module.forward_inference(inputs)
-        dist_inputs = out[SampleBatch.ACTION_DIST_INPUTS]
-        temperature = getattr(self.exploration, "temperature", None)
-        if isinstance(self.exploration, SoftQ) and temperature:
-            dist_inputs = dist_inputs / float(temperature)
-        chosen = torch.as_tensor(np.asarray(actions), device=dist_inputs.device)
-        logp: Array = self.dist_class(dist_inputs).logp(chosen).cpu().numpy()
-        return logp
-
-    @torch.inference_mode()
-    def compute_values(
-        self,
-        obs_batch: Array,
-        state_batches: list[Any] | None = None,
-        prev_action_batch: Any = None,
-        prev_reward_batch: Any = None,
-    ) -> Array:
-        """V(s) for a batch of preprocessed observations (zeros without a critic); a model with
-        memory reads its state and previous inputs as in ``compute_actions``."""
-        if not self.module.has_critic or len(obs_batch) == 0:
-            return np.zeros(len(obs_batch), dtype=np.float32)
-        if self._weights_stale:
-            self.pull_weights()
-        inputs = self._obs(obs_batch)
-        inputs.update(
-            self._memory_inputs(
-                "compute_values",
-                len(obs_batch),
-                state_batches,
-                prev_action_batch,
-                prev_reward_batch,
-            )
-        )
-        values: Array = self.module.compute_values(inputs).cpu().numpy()
-        return values
+    @property
+    def view_requirements(self) -> ViewRequirements:
+        """The columns the policy's model reads and writes and those its samplers record, with
+        their spaces (the reference's ``Policy.view_requirements``; read-only)."""
+        model_views = getattr(self.model, "view_requirements", None)
+        if model_views is None:
+            model_views = self.module.view_requirements
+        return policy_view_requirements(model_views, self.observation_space)
 
     # ------------------------------------------------------------------ postprocessing
 
@@ -471,102 +353,6 @@ class TorchPolicy:
             self.exploration.postprocess_fragment(self, columns)
         for step in self.postprocessing:
             step(columns, self)
-
-    # ------------------------------------------------------------------ learning
-
-    def learn_on_batch(self, batch: SampleBatch) -> dict[str, Any]:
-        """Learn on one train batch (the learner's ``update``); returns the learner info, with
-        the exploration's ``stats()`` (e.g. ``cur_epsilon``) among its ``learner_stats``."""
-        if self._learner_group is not None:
-            group, policy_id = self._learner_group
-            info = group.update(policy_id, batch)
-            # Taken when next needed (acting, weights, state, the weight sync): an off-policy
-            # step learns many times between two samplings.
-            self._weights_stale = True
-        else:
-            info = self.learner.update(batch)
-        info.setdefault("learner_stats", {}).update(self.exploration.stats())
-        return info
-
-    def pull_weights(self) -> None:
-        """Take the weights of the learner group's learner (attached policies whose learner is
-        made)."""
-        self._weights_stale = False
-        if self._learner_group is None:
-            return
-        group, policy_id = self._learner_group
-        if not group.has_learner(policy_id):
-            return
-        if group.is_local:
-            group.copy_weights_into(policy_id, self.module)
-        else:
-            self.set_weights(group.get_weights([policy_id])[policy_id])
-
-    def pull_weights_if_stale(self) -> None:
-        if self._weights_stale:
-            self.pull_weights()
-
-    def on_global_var_update(self, global_vars: Mapping[str, Any]) -> None:
-        """Receive the global timestep: exploration and (where learning) schedules follow it."""
-        self.global_timestep = int(global_vars.get("timestep", self.global_timestep))
-        self.exploration.on_timestep(self.global_timestep)
-        if self._learner is not None:
-            self._learner.on_timestep(self.global_timestep)
-
-    # ------------------------------------------------------------------ state
-
-    def get_weights(self) -> dict[str, Array]:
-        self.pull_weights_if_stale()
-        return {k: v.detach().cpu().numpy().copy() for k, v in self.module.state_dict().items()}
-
-    def set_weights(self, weights: Mapping[str, Any]) -> None:
-        self._weights_stale = False
-        # A copy: arrays that arrive through Ray's object store are read-only.
-        state = {k: torch.from_numpy(np.array(v)) for k, v in weights.items()}
-        self.module.load_state_dict(state)
-
-    def get_exploration_state(self) -> dict[str, Any]:
-        """The exploration's state (e.g. ``cur_epsilon`` and the ``last_timestep`` it was
-        computed at) and its stats, at the policy's global ``timestep``."""
-        return {
-            "timestep": self.global_timestep,
-            **self.exploration.stats(),
-            **self.exploration.get_state(),
-        }
-
-    def get_state(self) -> dict[str, Any]:
-        """The policy's state: ``weights`` (numpy arrays, as ``get_weights()``), the global
-        timestep, the exploration state and (once it has a learner) the learner state; all but
-        the weights are JSON-able. ``set_state`` and ``Algorithm.add_policy(policy_state=...)``
-        take it."""
-        return {"weights": self.get_weights(), **self.get_json_state()}
-
-    def get_json_state(self) -> dict[str, Any]:
-        """``get_state()`` without the weights (what a checkpoint's JSON holds)."""
-        state: dict[str, Any] = {
-            "global_timestep": self.global_timestep,
-            "exploration": self.exploration.get_state(),
-        }
-        if self._learner_group is not None:
-            group, policy_id = self._learner_group
-            learner_state = group.learner_state(policy_id)
-            if learner_state is not None:
-                state["learner"] = learner_state
-        elif self._learner is not None:
-            state["learner"] = self._learner.get_state()
-        return state
-
-    def set_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what ``get_state()`` (or ``get_json_state()``) returned."""
-        if "weights" in state:
-            self.set_weights(state["weights"])
-        self.exploration.set_state(state.get("exploration", {}))
-        if "learner" in state and self._learner_group is not None:
-            group, policy_id = self._learner_group
-            group.set_learner_state(policy_id, state["learner"])
-        elif "learner" in state and self.learner_class is not None:
-            self.learner.set_state(state["learner"])
-        self.on_global_var_update({"timestep": int(state.get("global_timestep", 0))})
 
 
 @dataclass(frozen=True)

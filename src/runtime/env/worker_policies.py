@@ -94,6 +94,12 @@ class WorkerPolicies:
     def foreach_policy(self, func: Callable[..., T], **kwargs: Any) -> list[T]:
         return [func(policy, pid, **kwargs) for pid, policy in self.policy_map.items()]
 
+    def for_policy(
+        self, func: Callable[..., T], policy_id: str = DEFAULT_POLICY_ID, **kwargs: Any
+    ) -> T:
+        """``func(policy, **kwargs)`` of the policy ``policy_id`` (the reference's)."""
+        return func(self.get_policy(policy_id), **kwargs)
+
     def get_weights(self, policies: list[str] | None = None) -> dict[str, dict[str, Any]]:
         return {
             pid: policy.get_weights()
@@ -178,6 +184,11 @@ class WorkerPolicies:
     def is_policy_to_train(self, policy_id: str, batch: Any = None) -> bool:
         """Whether ``policy_id`` learns (``policies_to_train``: ids, a function, or all)."""
         return wants_training(self.policies_to_train, policy_id, batch)
+
+    def get_policies_to_train(self, batch: Any = None) -> set[str]:
+        """The ids of the policies that learn (RLlib's name), for ``batch`` where
+        ``policies_to_train`` is a function of the batch."""
+        return {pid for pid in self.policy_specs if self.is_policy_to_train(pid, batch)}
 
     def set_is_policy_to_train(self, policies_to_train: ToTrain) -> None:
         self.policies_to_train = policies_to_train

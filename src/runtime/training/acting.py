@@ -6,7 +6,7 @@ the actions unsquashed and clipped as the env receives them."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,6 +14,7 @@ import numpy as np
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.config_checks import DEFAULT_POLICY_ID
 from rlconf.unknown_keys import did_you_mean
+from runtime.core.acting_inputs import InputDict, single_call_inputs
 from runtime.core.learner_group import LearnerGroup
 from runtime.core.policy import TorchPolicy
 from runtime.env.action_processing import action_processor
@@ -21,38 +22,61 @@ from runtime.env.worker_set import WorkerSet
 from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.trainable import Trainable
 
-#: The keywords of ``compute_single_action`` / ``compute_actions``.
-_KEYWORDS = (
+#: The keywords of ``compute_single_action`` (the reference's).
+_SINGLE_KEYWORDS = (
+    "observation",
+    "state",
+    "prev_action",
+    "prev_reward",
+    "info",
+    "input_dict",
+    "policy_id",
+    "full_fetch",
+    "explore",
+    "timestep",
+    "episode",
+    "unsquash_action",
+    "clip_action",
+)
+#: The keywords of ``compute_actions``: the reference's, and the singular names
+#: ``compute_single_action`` has for its unsquash and clip switches.
+_BATCH_KEYWORDS = (
+    "observations",
     "state",
     "prev_action",
     "prev_reward",
     "info",
     "policy_id",
-    "explore",
     "full_fetch",
+    "explore",
+    "timestep",
+    "episodes",
+    "unsquash_actions",
+    "clip_actions",
     "unsquash_action",
     "clip_action",
-    "timestep",
 )
-#: The reference's keywords for inputs no model here reads (an episode, an input dict):
-#: accepted when not given (None).
-_UNUSED_INPUTS = ("episode", "input_dict")
 
 
-def check_call_keywords(method: str, kwargs: Mapping[str, Any]) -> None:
-    """A ``TypeError`` (with did-you-mean) for a keyword ``method`` does not take; a
-    ``ValueError`` for a reference input given that no model here reads."""
-    for key, value in kwargs.items():
-        if key in _UNUSED_INPUTS:
-            if value is None:
-                continue
-            raise ValueError(
-                f"{method}({key}=...): no model here reads episodes or input dicts; leave {key} out"
-            )
-        hint = did_you_mean(key, (*_KEYWORDS, *_UNUSED_INPUTS))
+def check_call_keywords(method: str, kwargs: Mapping[str, Any], known: Sequence[str]) -> None:
+    """A ``TypeError`` (with did-you-mean among ``known``) for a keyword ``method`` does not
+    take."""
+    for key in kwargs:
+        hint = did_you_mean(key, known)
         raise TypeError(
             f"{method}() got an unexpected keyword argument {key!r}" + (f"; {hint}" if hint else "")
         )
+
+
+def one_of(method: str, names: tuple[str, str], first: Any, second: Any) -> Any:
+    """The value given under either of two names of one switch (None: neither); both given
+    and different is a ``TypeError`` naming both."""
+    if first is not None and second is not None and first != second:
+        raise TypeError(
+            f"{method}({names[0]}={first!r}, {names[1]}={second!r}): two names of one switch "
+            "given different values; give one of them"
+        )
+    return second if first is None else first
 
 
 def _refuse_state(method: str, state: Any) -> None:
@@ -104,18 +128,20 @@ class Acting(Trainable):
 
     def compute_single_action(
         self,
-        observation: Any,
+        observation: Any = None,
         state: list[Any] | None = None,
         *,
         prev_action: Any = None,
         prev_reward: Any = None,
         info: Any = None,
+        input_dict: InputDict | None = None,
         policy_id: str = DEFAULT_POLICY_ID,
-        explore: bool | None = None,
         full_fetch: bool = False,
+        explore: bool | None = None,
+        timestep: int | None = None,
+        episode: Any = None,
         unsquash_action: bool | None = None,
         clip_action: bool | None = None,
-        timestep: int | None = None,
         **kwargs: Any,
     ) -> Any:
         """The action for one raw observation (preprocessed and filtered as in training).
@@ -127,17 +153,34 @@ class Acting(Trainable):
         took and gave them) and ``info`` are taken always, as in the reference, and reach the
         models that read them: a model with memory reads the previous action and reward where
         configured to (``lstm_use_prev_action``, ...); no model here reads infos.
-        ``timestep`` sets the exploration's timestep (the policy's global one by default). A
-        keyword this method does not take is a ``TypeError`` naming it: a misspelt
-        ``explore`` would otherwise keep exploring.
+        ``input_dict`` (the reference's column dict: ``obs``, ``state_in_<i>``,
+        ``prev_actions``, ``prev_rewards``, ``infos``) replaces the observation and those inputs.
+        ``episode`` is taken as the reference takes it, for models that read episodes: none
+        here does. ``timestep`` sets the exploration's timestep (the policy's global one by
+        default). ``unsquash_action`` / ``clip_action`` (None: ``normalize_actions`` /
+        ``clip_actions``) map the action into the env's Box. A keyword this method does not
+        take is a ``TypeError`` naming it: a misspelt ``explore`` would otherwise keep
+        exploring.
         """
-        check_call_keywords("compute_single_action", kwargs)
+        check_call_keywords("compute_single_action", kwargs, _SINGLE_KEYWORDS)
+        del episode  # the reference's input of models that read episodes; none here does
+        given = single_call_inputs(
+            "compute_single_action",
+            input_dict,
+            "observation",
+            observation=observation,
+            state=state,
+            prev_action=prev_action,
+            prev_reward=prev_reward,
+            info=info,
+        )
+        state, prev_action, prev_reward = given.state, given.prev_actions, given.prev_rewards
         policy = self.workers.local_worker().get_policy(policy_id)
         if not policy.is_recurrent():
             _refuse_state("compute_single_action", state)
             prev_action = prev_reward = None  # read only by a model with memory
         actions, states, extra = self._compute(
-            [observation],
+            [given.obs],
             policy_id,
             explore,
             unsquash_action,
@@ -172,13 +215,19 @@ class Acting(Trainable):
         policy_id: str = DEFAULT_POLICY_ID,
         explore: bool | None = None,
         full_fetch: bool = False,
+        timestep: int | None = None,
+        episodes: Any = None,
+        unsquash_actions: bool | None = None,
+        clip_actions: bool | None = None,
         unsquash_action: bool | None = None,
         clip_action: bool | None = None,
-        timestep: int | None = None,
         **kwargs: Any,
     ) -> Any:
         """Actions for a dict ``{key: obs}`` (returns ``{key: action}``) or a list of
         observations (returns a list of actions). Unknown keywords are a ``TypeError``.
+        ``unsquash_actions`` / ``clip_actions`` (the reference's names; ``compute_single_action``'s
+        singular ones are taken too) as in ``compute_single_action``; ``episodes`` is taken
+        as the reference takes it, for models that read episodes: none here does.
 
         A policy with memory takes ``state`` (and ``prev_action`` / ``prev_reward``) in the
         layout of the observations: a dict keyed as they are of each one's state (a list of
@@ -186,7 +235,13 @@ class Acting(Trainable):
         arrays with one row per observation; then (or with ``full_fetch``) it returns
         ``(actions, state_out, extra)`` in the same layout. ``prev_action``, ``prev_reward``
         and ``info`` are taken by every policy, as in ``compute_single_action``."""
-        check_call_keywords("compute_actions", kwargs)
+        method = "compute_actions"
+        check_call_keywords(method, kwargs, _BATCH_KEYWORDS)
+        del episodes  # the reference's input of models that read episodes; none here does
+        unsquash = one_of(
+            method, ("unsquash_actions", "unsquash_action"), unsquash_actions, unsquash_action
+        )
+        clip = one_of(method, ("clip_actions", "clip_action"), clip_actions, clip_action)
         policy = self.workers.local_worker().get_policy(policy_id)
         if not policy.is_recurrent():
             _refuse_state("compute_actions", state)
@@ -213,8 +268,8 @@ class Acting(Trainable):
             rows,
             policy_id,
             explore,
-            unsquash_action,
-            clip_action,
+            unsquash,
+            clip,
             timestep,
             state_batches,
             batched(prev_action),

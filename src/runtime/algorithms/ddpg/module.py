@@ -30,6 +30,7 @@ from runtime.core.module import RLModule, obs_input
 from runtime.core.sample_batch import SampleBatch as SB
 from runtime.core.settings import settings_of
 from runtime.core.space_support import check_spaces
+from runtime.core.view_requirements import ViewRequirements, model_view_requirements
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,25 @@ def _layers(in_size: int, hiddens: list[int], act: str, out: int, gain: float) -
         in_size = size
     layers.append(linear(in_size, out, gain))
     return nn.Sequential(*layers)
+
+
+class _Actor(nn.Sequential):
+    """The actor's layers (what users inspect as ``policy.model``), with the model interface
+    the reference's tests read of it: no memory, and its view requirements."""
+
+    def __init__(
+        self, observation_space: gym.Space[Any], action_space: gym.Space[Any], *layers: nn.Module
+    ) -> None:
+        super().__init__(*layers)
+        self.obs_space = observation_space
+        self.action_space = action_space
+
+    def get_initial_state(self) -> list[torch.Tensor]:
+        return []
+
+    @property
+    def view_requirements(self) -> ViewRequirements:
+        return model_view_requirements(self.obs_space, self.action_space)
 
 
 class _Features(nn.Module):
@@ -120,7 +140,9 @@ class DDPGModule(RLModule):
 
         actor_features = features("actor_preprocessor")
         #: The actor (users inspect it as ``policy.model``): features -> hiddens -> tanh.
-        self.model = nn.Sequential(
+        self.model = _Actor(
+            observation_space,
+            action_space,
             actor_features,
             _layers(
                 actor_features.size,

@@ -119,3 +119,31 @@ class Exploration:
     def stats(self) -> dict[str, float]:
         """Numbers to report with each learner update (``learner_stats``), e.g. ``cur_epsilon``."""
         return {}
+
+
+def exploration_actions(
+    strategy: Exploration, chosen: Any, dist: ActionDistribution, rows: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The actions ``strategy.get_exploration_action()`` returned, and their log-likelihoods:
+    the ``logp`` of an ``(actions, logp)`` pair (the reference's documented return), else (a
+    tensor of actions, or a pair whose ``logp`` is None) their log-likelihood under ``dist``."""
+    logp: Any = None
+    if isinstance(chosen, tuple):
+        if len(chosen) != 2:
+            raise TypeError(
+                f"{type(strategy).__name__}.get_exploration_action() returned a "
+                f"tuple of {len(chosen)} items; allowed: a tensor of actions, or a pair "
+                "(actions, logp)"
+            )
+        chosen, logp = chosen
+    actions = torch.as_tensor(chosen, device=dist.inputs.device)
+    if logp is None:
+        return actions, dist.logp(actions)
+    logp = torch.as_tensor(logp, dtype=torch.float32, device=dist.inputs.device)
+    if tuple(logp.shape) != (rows,):
+        raise ValueError(
+            f"{type(strategy).__name__}.get_exploration_action() returned "
+            f"(actions, logp) with logp of shape {tuple(logp.shape)}; allowed: one "
+            f"log-likelihood per row, shape ({rows},)"
+        )
+    return actions, logp
