@@ -7,29 +7,40 @@ from collections.abc import Iterator
 
 import pytest
 
-#: The longest modules, longest first (their time in CI's --durations). pytest-xdist's
-#: ``--dist loadfile`` hands whole modules to the workers in collection order (with the
-#: reordering by test count turned off in ``pytest_configure``): starting the long ones first
-#: keeps one worker from running a long module alone at the end.
+#: The longest modules of each tier, longest first (their time in CI's --durations).
+#: pytest-xdist's ``--dist loadfile`` hands whole modules to the workers in collection order
+#: (with the reordering by test count turned off in ``pytest_configure``): starting the long
+#: ones first keeps one worker from running a long module alone at the end.
 LONGEST_FIRST = (
+    # the slow tier (-m slow)
     "test_memory_learning.py",
     "test_learning_continuous.py",
     "test_examples.py",
-    "test_readme_blocks.py",
-    "test_async_learning.py",
-    "test_learning.py",
-    "test_cluster.py",
-    "test_remote_workers.py",
-    "test_tune.py",
     "test_schedulers.py",
-    "test_multi_agent_learning.py",
+    "test_remote_workers.py",
+    "test_async_learning.py",
+    "test_cluster.py",
+    "test_learning.py",
     "test_sweep_run.py",
-    "test_serving_example.py",
-    "test_learner_workers.py",
+    "test_dqn_integration.py",
     "test_parallel_evaluation.py",
-    "test_every_setting.py",
-    "test_rllib_tuned_files.py",
+    "test_tune.py",
+    "test_custom_algorithm.py",
+    "test_multi_agent_learning.py",
+    "test_interrupted_run.py",
+    "test_learner_workers.py",
+    # the fast tier (test_examples.py's fast examples run first there too)
+    "test_readme_blocks.py",
+    "test_editor_completion.py",
     "test_typing.py",
+    "test_multi_agent_examples.py",
+    "test_cli.py",
+    "test_ddpg.py",
+    "test_multi_agent_api.py",
+    "test_record_env.py",
+    "test_experiment_files.py",
+    "test_rllib_tuned_files.py",
+    "test_every_setting.py",
 )
 
 

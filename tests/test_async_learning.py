@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rlconf import AlgorithmConfig
 from rlconf.experiment import load_experiments
 from tests.test_learning import _k_of_n
+
+#: The slow tier (`python -m pytest -m slow`): learning to a target.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 

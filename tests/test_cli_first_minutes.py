@@ -254,6 +254,7 @@ def test_ctrl_c_during_start_up_exits_with_130_and_one_line() -> None:
     assert err == "rlconf train: interrupted\n"
 
 
+@pytest.mark.slow
 def test_ray_started_for_workers_does_not_warn_that_token_authentication_is_on(
     tmp_path: Path,
 ) -> None:

@@ -31,6 +31,9 @@ from runtime.env.worker_set import WorkerFailure
 from tests.envs import RecreationCallbacks
 from tests.ray_session import ROOT
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 NODE_CPUS = 2
 NUM_NODES = 3
 Strategy = Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"]

@@ -200,6 +200,7 @@ def _rlconf(*args: str, results: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cli_trains_evaluates_and_lists_the_imported_algorithm(tmp_path: Path) -> None:
     trained = _rlconf(
         "--import",
@@ -240,6 +241,7 @@ def test_cli_trains_evaluates_and_lists_the_imported_algorithm(tmp_path: Path) -
     assert "REINFORCE\tReinforceConfig" in listed.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_cli_schema_and_config_of_the_imported_algorithm(tmp_path: Path) -> None:
     schema = _rlconf("--import", EXAMPLE_FILE, "schema", "REINFORCE", results=tmp_path)
     assert schema.returncode == 0, schema.stderr
@@ -304,6 +306,7 @@ def ray_with_the_examples() -> Iterator[None]:
         ray.shutdown()
 
 
+@pytest.mark.slow
 def test_tuner_runs_the_algorithm_by_name_over_its_own_field(
     ray_with_the_examples: None, tmp_path: Path
 ) -> None:

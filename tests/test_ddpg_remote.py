@@ -14,6 +14,9 @@ from rlconf import TD3Config
 from runtime.core.exploration.per_worker_epsilon_greedy import worker_epsilon
 from tests.ray_session import local_ray
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:

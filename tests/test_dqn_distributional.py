@@ -111,6 +111,7 @@ def test_the_loss_is_the_cross_entropy_with_the_projected_target() -> None:
     assert float(step_loss.detach()) < float(loss.detach())
 
 
+@pytest.mark.slow
 def test_distributional_dqn_trains_and_its_q_values_reach_the_returns() -> None:
     """On CartPole, a few thousand steps move Q (the atoms' expected return) well above its
     start and the greedy policy beyond a random one (about 22)."""

@@ -148,6 +148,7 @@ def _assert_weights_equal(a: dict[str, Any], b: dict[str, Any]) -> None:
 # ------------------------------------------------------------------ learning
 
 
+@pytest.mark.slow
 def test_remote_workers_sync_weights_keep_their_epsilons_and_learn_cartpole() -> None:
     """Two remote workers (128 steps each per round) with PerWorkerEpsilonGreedy: worker 1
     explores with epsilon 0.4, worker 2 with 0.4 ** 8, the learning driver with 0. Seeds 0-2
@@ -185,6 +186,7 @@ def test_remote_workers_sync_weights_keep_their_epsilons_and_learn_cartpole() ->
     assert runs[-1][1] <= 32_000
 
 
+@pytest.mark.slow
 def test_soft_q_exploration_learns_cartpole() -> None:
     """Boltzmann exploration at temperature 0.05 on one process: seeds 0-2 needed 6.1k-7.2k
     steps under every kernel set; the budget is 20k."""
@@ -195,6 +197,7 @@ def test_soft_q_exploration_learns_cartpole() -> None:
     _one_of_two(config, 20_000)
 
 
+@pytest.mark.slow
 def test_prioritized_replay_learns_cartpole() -> None:
     """The training mean return (epsilon-greedy) with a PrioritizedReplayBuffer (its default
     alpha and beta): seeds 0-2 needed 7.2k-9.2k steps under every kernel set; the budget is
@@ -216,6 +219,7 @@ def test_prioritized_replay_learns_cartpole() -> None:
 # ------------------------------------------------------------------ evaluation, checkpoints
 
 
+@pytest.mark.slow
 def test_a_remote_evaluation_worker_reports_greedy_evaluation_results() -> None:
     config = (
         _small()
@@ -344,6 +348,7 @@ def test_cli_trains_the_tuned_file_for_an_iteration_and_evaluates_its_checkpoint
     assert out.count("episode ") == 2 and "2 episodes" in out
 
 
+@pytest.mark.slow
 def test_tuner_runs_dqn_by_name(tmp_path: Path) -> None:
     config = (
         DQNConfig()
@@ -371,7 +376,7 @@ def test_tuner_runs_dqn_by_name(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ refusals
 
 
-@pytest.mark.parametrize("num_workers", [0, 2])
+@pytest.mark.parametrize("num_workers", [0, pytest.param(2, marks=pytest.mark.slow)])
 def test_a_box_action_space_is_a_config_error_at_build(num_workers: int) -> None:
     config = (
         DQNConfig()

@@ -131,6 +131,7 @@ def ray_session() -> Iterator[None]:
         yield
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("ray_session")
 def test_remote_workers_make_the_class_without_arguments_and_refuse_the_same() -> None:
     algo = _config(Pixels, workers=1).build()

@@ -12,9 +12,22 @@ from tests import child_process
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
 
+#: The examples that run in one process in seconds: the fast tier. The others start Ray
+#: workers, Tune or a cluster, or train for longer, and run in the slow tier
+#: (`python -m pytest -m slow`); a new example is slow until it is listed here.
+FAST = {
+    "config_basics",
+    "curriculum",
+    "repeat_after_me_lstm",
+    "restore_and_act",
+    "self_play_rps",
+    "tuned_ppo_cartpole",
+}
+
 
 def test_the_examples_the_readme_promises_are_there() -> None:
     names = {p.stem for p in EXAMPLES}
+    assert names >= FAST
     assert names >= {
         "quickstart",
         "tuned_ppo_cartpole",
@@ -30,7 +43,11 @@ def test_the_examples_the_readme_promises_are_there() -> None:
     }
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=() if p.stem in FAST else pytest.mark.slow) for p in EXAMPLES],
+    ids=[p.stem for p in EXAMPLES],
+)
 def test_example_runs(path: Path, tmp_path: Path) -> None:
     env = {
         **os.environ,

@@ -14,6 +14,9 @@ from runtime.algorithm import Algorithm
 from runtime.cluster.placement import ResourceError
 from tests.ray_session import local_ray
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:

@@ -28,6 +28,9 @@ from runtime.algorithms.impala.impala import IMPALA
 from tests.multi_agent_envs import map_by_index
 from tests.ray_session import local_ray
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 MultiCartPole = runtime.make_multi_agent("CartPole-v1")
 POLICIES = {"p0", "p1"}
 

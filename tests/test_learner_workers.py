@@ -18,6 +18,9 @@ from runtime import Algorithm
 from runtime.core.learner_workers import LearnerWorkerFailure, RemoteLearnerGroup
 from tests.ray_session import local_ray
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rlconf import A2CConfig, AlgorithmConfig, PGConfig, PPOConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -21,6 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from tuned_ppo_cartpole import tuned_config
 
 from tests.test_learning_continuous import _greedy_curve
+
+#: The slow tier (`python -m pytest -m slow`): learning to a target.
+pytestmark = pytest.mark.slow
 
 DQN_FILE = "examples/tuned/cartpole-dqn.yaml"
 

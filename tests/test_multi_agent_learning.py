@@ -21,6 +21,9 @@ import pytest
 from rlconf import PolicySpec, PPOConfig
 from runtime import make_multi_agent
 
+#: The slow tier (`python -m pytest -m slow`): learning to a target.
+pytestmark = pytest.mark.slow
+
 TARGET = 150.0
 BUDGET = 100_000
 POLICIES = ("p0", "p1")

@@ -26,6 +26,9 @@ from runtime.callbacks import DefaultCallbacks
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from tests.ray_session import local_ray
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 MultiCartPole = runtime.make_multi_agent("CartPole-v1")
 CARTPOLE = gym.make("CartPole-v1")
 SPACES = (CARTPOLE.observation_space, CARTPOLE.action_space)

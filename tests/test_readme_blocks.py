@@ -349,7 +349,25 @@ def run_module_block(block: Block, relpath: str, tmp_path: Path, monkeypatch: An
             del sys.modules[name]
 
 
-@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[b.id for b in PYTHON_BLOCKS])
+#: A block that runs a Tune experiment, or builds an algorithm with Ray workers.
+_STARTS_RAY = re.compile(r"sweep\.run\(|Tuner\(|tune\.run\(")
+_RAY_WORKERS = re.compile(r"(?<![\w.])(evaluation_)?num_workers=[1-9]")
+
+
+def starts_ray(block: Block) -> bool:
+    """Whether ``block`` starts Ray actors or Tune trials: it runs in the slow tier
+    (``-m slow``); the other blocks run in one process, in the fast tier."""
+    text = block.text
+    return bool(_STARTS_RAY.search(text)) or (
+        ".build()" in text and bool(_RAY_WORKERS.search(text))
+    )
+
+
+@pytest.mark.parametrize(
+    "block",
+    [pytest.param(b, marks=pytest.mark.slow) if starts_ray(b) else b for b in PYTHON_BLOCKS],
+    ids=[b.id for b in PYTHON_BLOCKS],
+)
 def test_python_block(
     block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_ray: str
 ) -> None:
@@ -463,6 +481,8 @@ def classify(words: list[str]) -> str:
         return "ray parse"
     if words[0] == "python" and len(words) == 2 and words[1].startswith("examples/"):
         return "example"
+    if words[:3] == ["python", "-m", "pytest"]:
+        return "suite"
     return ""
 
 
@@ -801,7 +821,9 @@ def check_install(step: Step) -> None:
         position = matches[0] + 1
     if tail[0] != "rlconf":
         assert tail in ci[position:], f"{step.id}: .ci/run doesn't run `{shlex.join(tail)}`"
-        assert tail == ["python", "-m", "pytest"], "only the suite itself is not run here"
+        assert tail in (["python", "-m", "pytest"], ["python", "-m", "pytest", "-m", "slow"]), (
+            "only the suite itself (its fast or slow tier) is not run here"
+        )
 
 
 def check_ray_command(step: Step) -> None:
@@ -812,7 +834,34 @@ def check_ray_command(step: Step) -> None:
     command.make_context(step.words[1], step.words[2:])
 
 
-@pytest.mark.parametrize("step", STEPS, ids=[s.id for s in STEPS])
+_WORKERS_IN_FILE = re.compile(r"^\s*(evaluation_)?num_workers:\s*[1-9]", re.M)
+_WORKERS_IN_FLAG = re.compile(r'"(evaluation_)?num_workers":\s*[1-9]')
+
+
+def step_starts_ray(step: Step) -> bool:
+    """Whether the step's command starts Ray actors or Tune trials (a cluster address, a
+    sweep, workers in its --config or its -f file): it runs in the slow tier (``-m slow``)."""
+    if step.kind == "ray status":
+        return True
+    if not runs_here(step):
+        return False
+    words = _chain(step.words)[-1]
+    if "--address" in words or _is_sweep(words) or _WORKERS_IN_FLAG.search(step.text):
+        return True
+    if "-f" in words:
+        name = words[words.index("-f") + 1]
+        text = REFERENCE_TUNED_YAML if name == "reference-tuned.yaml" else None
+        if text is None and (ROOT / name).is_file():
+            text = (ROOT / name).read_text()
+        return text is not None and bool(_WORKERS_IN_FILE.search(text))
+    return False
+
+
+@pytest.mark.parametrize(
+    "step",
+    [pytest.param(s, marks=pytest.mark.slow) if step_starts_ray(s) else s for s in STEPS],
+    ids=[s.id for s in STEPS],
+)
 def test_shell_command(step: Step, jobs: Jobs) -> None:
     assert step.kind, f"README command with no rule in {__name__}: {step.text}"
     if step.kind == "export":
@@ -823,6 +872,10 @@ def test_shell_command(step: Step, jobs: Jobs) -> None:
         return
     if step.kind == "example":
         assert (ROOT / step.words[1]) in EXAMPLES, "tests/test_examples.py runs every example"
+        return
+    if step.kind == "suite":
+        # A tier of the suite itself: not run here, but what .ci/run runs.
+        assert _normal(step.words) in [_normal(c) for c in _ci_commands()], step.text
         return
     if step.kind == "install":
         check_install(step)

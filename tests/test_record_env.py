@@ -75,6 +75,7 @@ def test_record_env_true_records_into_the_logdir_and_evaluation_records_too(
     assert "evaluation-worker-0-episode-0.mp4" in videos
 
 
+@pytest.mark.slow
 def test_a_remote_worker_records_its_own_sub_env_0(tmp_path: Path) -> None:
     _needs_encoder()
     folder = tmp_path / "videos"

@@ -26,6 +26,9 @@ sys.path.insert(0, str(Path(ROOT) / "examples"))
 
 from tuned_ppo_cartpole import tuned_config
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:

@@ -29,6 +29,9 @@ from tests.envs import PlacementReport
 from tests.ray_session import local_ray
 from tests.scheduler_helpers import LEARNER_LR, PROBE, ProbedPPO, ResultLog, weights_digest
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:

@@ -15,6 +15,9 @@ import pytest
 
 from tests import child_process
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 SERVING = Path(__file__).resolve().parents[1] / "examples" / "serving"
 #: Env steps the server may take to reach the return (it takes about 15k-25k).
 STEP_BUDGET = 60_000

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests import child_process
 from tests.ray_session import ROOT
 
@@ -51,6 +53,7 @@ def test_the_embedded_default_imports_neither_ray_nor_tune_nor_dynamo(tmp_path: 
     assert report == {"loaded": [], "iteration": 1}
 
 
+@pytest.mark.slow
 def test_importing_tune_after_runtime_makes_the_algorithms_tune_trainables(
     tmp_path: Path,
 ) -> None:

@@ -18,6 +18,9 @@ from runtime.sweeps.checkpoint_names import checkpoint_folders, name_by_iteratio
 from tests.ray_session import local_ray
 from tests.sweep_helpers import ReportsProbeScore
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SweepSummary[PPOConfig]]:

@@ -29,6 +29,9 @@ from runtime.sweeps.trial_resources import (
 )
 from tests.ray_session import local_ray
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 #: Far below "forever", above what refusing takes on a busy machine.
 REFUSED_WITHIN_S = 60
 

@@ -18,6 +18,9 @@ from rlconf.sweep import SweepError, SweepSummary
 from tests.ray_session import ROOT, local_ray
 from tests.sweep_helpers import FAILING_LR, FailAtSecondIteration, ReportsLr
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 GRID_FILE = Path(ROOT) / "examples" / "tuned" / "cartpole-ppo-grid.yaml"
 TRIAL_FILES = {"params.json", "result.json", "progress.csv"}
 

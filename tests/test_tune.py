@@ -22,6 +22,9 @@ sys.path.insert(0, str(Path(ROOT) / "examples"))
 
 import sweep_lr
 
+#: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:

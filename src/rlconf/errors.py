@@ -8,6 +8,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 _MAX_REPR = 80
+#: A string (a path, an import path, an env id) is shown whole up to this length: a path cut
+#: in the middle no longer says which file was meant.
+_MAX_STR_REPR = 400
 
 
 def short_repr(value: Any) -> str:
@@ -16,7 +19,8 @@ def short_repr(value: Any) -> str:
         text = repr(value)
     except Exception:  # a broken __repr__ must not hide the real error
         text = f"<{type(value).__name__} object>"
-    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+    limit = _MAX_STR_REPR if isinstance(value, str) else _MAX_REPR
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass(frozen=True)
