@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -91,7 +92,9 @@ def make_config(seed: int = 0, num_agents: int = NUM_AGENTS) -> PPOConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stop-timesteps", type=int, default=100_000, help="env step budget")
+    # RLCONF_EXAMPLE_STEPS: the short budget the test suite runs the examples with.
+    budget = int(os.environ.get("RLCONF_EXAMPLE_STEPS", 100_000))
+    parser.add_argument("--stop-timesteps", type=int, default=budget, help="env step budget")
     parser.add_argument("--target", type=float, default=150.0, help="mean return per policy")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

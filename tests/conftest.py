@@ -7,6 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
+# Each of pytest-xdist's workers (one per core) runs torch on one thread: where
+# num_cpus_for_driver is not set, the learner gives a large network every core, and two workers
+# doing so would run four busy threads on two cores. A test of the thread policy unsets it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 #: The longest modules of each tier, longest first (their time in CI's --durations).
 #: pytest-xdist's ``--dist loadfile`` hands whole modules to the workers in collection order
 #: (with the reordering by test count turned off in ``pytest_configure``): starting the long

@@ -89,7 +89,9 @@ def test_reference_defaults() -> None:
         "observation_filter": "NoFilter",
         "num_gpus": 0,
         "num_cpus_per_worker": 1,
-        "num_cpus_for_driver": 1,
+        # The reference's 1 is what a Tune trial reserves while it is unset; unset, the
+        # learner's threads fit its network (runtime.cluster.cpu_threads).
+        "num_cpus_for_driver": None,
         "placement_strategy": "PACK",
         "input": "sampler",
         # the reference's ['is', 'wis'] only acts on offline input; rlconf has no estimators

@@ -18,11 +18,18 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"
 FAST = {
     "config_basics",
     "curriculum",
+    "multi_agent_cartpole",
     "repeat_after_me_lstm",
     "restore_and_act",
     "self_play_rps",
     "tuned_ppo_cartpole",
 }
+
+
+#: Arguments an example runs with here: multi_agent_cartpole trains to its target (150) by
+#: default, which tests/test_multi_agent_learning.py checks; here its run ends once every
+#: policy has finished an episode.
+ARGS: dict[str, list[str]] = {"multi_agent_cartpole": ["--target", "0"]}
 
 
 def test_the_examples_the_readme_promises_are_there() -> None:
@@ -56,7 +63,7 @@ def test_example_runs(path: Path, tmp_path: Path) -> None:
         "RLCONF_RESULTS_DIR": str(tmp_path / "results"),
     }
     done = child_process.run(
-        [sys.executable, str(path)],
+        [sys.executable, str(path), *ARGS.get(path.stem, [])],
         env=env,
         cwd=tmp_path,
         capture_output=True,

@@ -120,7 +120,8 @@ def test_images_stay_images_for_the_conv_layers() -> None:
     prep = get_preprocessor(space, {})
     assert prep.shape == (42, 42, 4)
     rows = prep.transform_many([np.full((42, 42, 4), 7, np.uint8)])
-    assert rows.shape == (1, 42, 42, 4) and rows.dtype == np.float32 and rows.max() == 7.0
+    # uint8 frames stay uint8 (the conv stack casts them: tests/test_uint8_frames.py)
+    assert rows.shape == (1, 42, 42, 4) and rows.dtype == np.uint8 and rows.max() == 7
 
 
 def test_ppo_builds_a_conv_model_for_84x84_images_and_trains() -> None:

@@ -16,11 +16,13 @@ from typing import Any
 from rlconf.atari_ids import atari_id_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.importpath import ImportPathError, resolve
+from rlconf.mujoco_ids import mujoco_id_issue
 from rlconf.unknown_keys import did_you_mean
 
 _ALLOWED = (
     "a gymnasium id such as 'CartPole-v1' (Atari ids such as 'ALE/Pong-v5' with ale-py: pip "
-    "install 'rlconf[atari]'), a name passed to runtime.register_env(), an import "
+    "install 'rlconf[atari]'; MuJoCo ids such as 'HalfCheetah-v5' with mujoco: pip install "
+    "'rlconf[mujoco]'), a name passed to runtime.register_env(), an import "
     "path 'package.module:EnvClass', or an env class"
 )
 
@@ -44,6 +46,9 @@ def env_issue(env: Any, field: str = "env") -> FieldIssue | None:
             return None
     import gymnasium
 
+    mujoco = mujoco_id_issue(env, field)
+    if mujoco is not None:
+        return mujoco
     if env in gymnasium.registry:
         return None
     atari = atari_id_issue(env, field)  # registers the ALE ids with ale-py installed

@@ -123,7 +123,9 @@ def _schema_at(section: Section, loc: tuple[Any, ...]) -> dict[str, Any] | None:
         if schema is None:
             return None
         if isinstance(step, int):
-            schema = schema.get("items")
+            # Into the list member of a union (a list or None, ...).
+            lists = [s for s in schema.get("anyOf", []) if s.get("type") == "array"]
+            schema = (lists[0] if len(lists) == 1 else schema).get("items")
         else:
             schema = schema.get("properties", {}).get(step)
     return schema

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from rlconf.conv_filter_spec import ConvFilter
 from rlconf.field_types import ClassValue, JsonDict, ListOf, PosInt
 from rlconf.inert_keys import INERT_MODEL_KEYS as _INERT
 
@@ -29,11 +30,13 @@ class ModelConfigDict(TypedDict, total=False):
         ),
     ]
     conv_filters: Annotated[
-        ListOf[ListOf[int | ListOf[int]]] | None,
+        ListOf[ConvFilter] | None,
         Field(
             description="[[out_channels, kernel, stride], ...] of the conv stack over HxWxC "
             "image observations ('same' padding, the last layer 'valid'; its output is "
-            "flattened into the heads). None: the reference's default stack for 84x84, 42x42, "
+            "flattened into the heads); a filter [out_channels, kernel, stride, padding] pads "
+            "as it says ('same' or 'valid', RLlib's new API stack's form: all 'valid' is the "
+            "Nature CNN of SB3 and CleanRL). None: the reference's default stack for 84x84, 42x42, "
             "96x96, 10x10, 240x320 and 480x640 images; another image size without conv_filters "
             "is refused at build."
         ),

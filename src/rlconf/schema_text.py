@@ -55,6 +55,9 @@ def describe(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> str:
         return f"{name} {bounds}" if bounds else name
     if kind == "string" and "description" in schema:
         return str(schema["description"])
+    if kind == "array" and "prefixItems" in schema and "description" in schema:
+        # A fixed-form list (each position its own meaning) says itself what it holds.
+        return str(schema["description"])
     if kind == "array" and "items" in schema:
         return f"list of ({describe(schema['items'], defs)})"
     if (

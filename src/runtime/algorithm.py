@@ -164,7 +164,6 @@ class Algorithm(
         config = self.config
         #: What the algorithm reads of its config, built once (``AlgorithmSettings``).
         self.settings = settings = settings_of(AlgorithmSettings, config, type(self).__name__)
-        set_learner_threads(float(settings.num_cpus_for_driver))
         self.callbacks: DefaultCallbacks = (config.callbacks_class or DefaultCallbacks)()
         env = settings.env
         self.env_creator: EnvCreator | None = None
@@ -194,6 +193,12 @@ class Algorithm(
             video_dir=video_folder(config, self._claim_logdir, type(self).__name__),
         )
         self.workers.on_recreated = self._workers_recreated
+        # Torch's threads fit the networks the learner trains (``runtime.cluster.cpu_threads``).
+        local = self.workers.local_worker()
+        set_learner_threads(
+            settings.num_cpus_for_driver,
+            [p.module for p in map(local.policy_map.peek, local.policy_map.in_memory()) if p],
+        )
         #: The learners of the policies to train, on their own devices.
         self.learner_group = self._make_learner_group(devices)
         self.workers.local_worker().attach_learner_group(self.learner_group)

@@ -92,9 +92,9 @@ class A2CConfigFluent(_A2CConfigParent):
             synchronize_filters: After each iteration send the driver's filter statistics (merged
                 from all workers) back to the remote workers; False: each remote worker keeps
                 normalising with its own statistics. Default: True.
-            compress_observations: LZ4-compress observations in sample batches; not available, True
-                is refused at build (output_compress_columns compresses output files). Default:
-                False.
+            compress_observations: LZ4-compress observations in sample batches. No effect: replay
+                buffers always hold each distinct image frame once, which is what it saves memory
+                for (output_compress_columns compresses output files). Default: False.
             sample_async: Sample in a background thread (slightly off-policy); not available, True
                 is refused at build. Default: False.
             _disable_preprocessor_api: Hand the env's observations to the model without

@@ -154,9 +154,9 @@ class AlgorithmConfigFluent:
             synchronize_filters: After each iteration send the driver's filter statistics (merged
                 from all workers) back to the remote workers; False: each remote worker keeps
                 normalising with its own statistics. Default: True.
-            compress_observations: LZ4-compress observations in sample batches; not available, True
-                is refused at build (output_compress_columns compresses output files). Default:
-                False.
+            compress_observations: LZ4-compress observations in sample batches. No effect: replay
+                buffers always hold each distinct image frame once, which is what it saves memory
+                for (output_compress_columns compresses output files). Default: False.
             sample_async: Sample in a background thread (slightly off-policy); not available, True
                 is refused at build. Default: False.
             _disable_preprocessor_api: Hand the env's observations to the model without
@@ -203,7 +203,7 @@ class AlgorithmConfigFluent:
         num_cpus_per_worker: NonNegFloat = 1.0,
         num_gpus_per_worker: NonNegFloat = 0.0,
         custom_resources_per_worker: dict[str, NonNegFloat] = {},  # noqa: B006
-        num_cpus_for_driver: NonNegFloat = 1.0,
+        num_cpus_for_driver: NonNegFloat | None = None,
         placement_strategy: Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"] = "PACK",
         placement_timeout_s: PosFloat = 60.0,
     ) -> SelfConfig:
@@ -223,8 +223,9 @@ class AlgorithmConfigFluent:
             num_cpus_per_worker: CPUs per rollout worker. Default: 1.0.
             num_gpus_per_worker: GPUs per rollout worker; may be a fraction. Default: 0.0.
             custom_resources_per_worker: Custom Ray resources per rollout worker. Default: {}.
-            num_cpus_for_driver: CPUs for the learner (driver): reserved in a Tune trial, and the
-                number of threads torch uses there (unless OMP_NUM_THREADS is set). Default: 1.0.
+            num_cpus_for_driver: CPUs for the learner (driver): reserved in a Tune trial (None: 1),
+                and torch's threads there (None: 1 for small networks, every core for conv nets and
+                layers of 256x256 and up); OMP_NUM_THREADS wins. Default: None.
             placement_strategy: How the placement group's bundles are spread over nodes. Default:
                 "PACK".
             placement_timeout_s: Seconds to wait for the placement group's resources before failing.

@@ -47,10 +47,11 @@ class ResourcesArgs(TypedDict, total=False):
         dict[str, NonNegFloat], Field(description="Custom Ray resources per rollout worker.")
     ]
     num_cpus_for_driver: Annotated[
-        NonNegFloat,
+        NonNegFloat | None,
         Field(
-            description="CPUs for the learner (driver): reserved in a Tune trial, and the "
-            "number of threads torch uses there (unless OMP_NUM_THREADS is set)."
+            description="CPUs for the learner (driver): reserved in a Tune trial (None: 1), and "
+            "torch's threads there (None: 1 for small networks, every core for conv nets and "
+            "layers of 256x256 and up); OMP_NUM_THREADS wins."
         ),
     ]
     placement_strategy: Annotated[
@@ -62,6 +63,9 @@ class ResourcesArgs(TypedDict, total=False):
         Field(description="Seconds to wait for the placement group's resources before failing."),
     ]
 
+
+#: The CPUs a Tune trial reserves for the driver when ``num_cpus_for_driver`` is not set.
+DEFAULT_DRIVER_CPUS = 1.0
 
 RESOURCES = Section(
     method="resources",
@@ -76,7 +80,7 @@ RESOURCES = Section(
         "num_cpus_per_worker": 1.0,
         "num_gpus_per_worker": 0.0,
         "custom_resources_per_worker": {},
-        "num_cpus_for_driver": 1.0,
+        "num_cpus_for_driver": None,
         "placement_strategy": "PACK",
         "placement_timeout_s": 60.0,
     },

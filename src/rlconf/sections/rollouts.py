@@ -82,8 +82,9 @@ class RolloutsArgs(TypedDict, total=False):
     compress_observations: Annotated[
         bool,
         Field(
-            description="LZ4-compress observations in sample batches; not available, True is "
-            "refused at build (output_compress_columns compresses output files)."
+            description="LZ4-compress observations in sample batches. No effect: replay "
+            "buffers always hold each distinct image frame once, which is what it saves memory "
+            "for (output_compress_columns compresses output files)."
         ),
     ]
     sample_async: Annotated[

@@ -53,13 +53,19 @@ class MultiAgentReplayBuffer:
         }
         return MultiAgentBatch(batches, int(num_items) if batches else 0)
 
+    def stored_bytes(self) -> int:
+        """Bytes the stored rows of all policies hold (``ReplayBuffer.stored_bytes``)."""
+        return sum(buffer.stored_bytes() for buffer in self._buffers.values())
+
     def stats(self) -> dict[str, Any]:
-        """Per policy: rows held, capacity and rows ever added."""
+        """Per policy: rows held, capacity, rows ever added and the bytes the rows hold
+        (``est_size_bytes``, RLlib's name)."""
         return {
             pid: {
                 "num_entries": len(buffer),
                 "capacity": buffer.capacity,
                 "num_added": buffer.num_added,
+                "est_size_bytes": buffer.stored_bytes(),
             }
             for pid, buffer in self._buffers.items()
         }

@@ -120,15 +120,19 @@ class PrioritizedReplayBuffer(ReplayBuffer):
     def set_state(self, meta: dict[str, Any], arrays: dict[str, Array]) -> None:
         self._tree = SumMinTree(self.capacity)
         self._priorities[:] = 0.0
-        # Before the rows go back in: without saved priorities (a uniform buffer's state) they
-        # get this one.
         self.max_priority = float(meta.get("max_priority", 1.0))
         super().set_state(meta, arrays)
+        if not self._size:
+            return
+        slots = self._order()
         saved = arrays.get(PRIORITIES_KEY)
-        if saved is not None and self._size:
-            # The saved priorities are oldest first, as the rows: the newest ones when the
-            # capacity kept fewer rows.
-            restored = np.asarray(saved, dtype=np.float64)[-self._size :]
-            slots = self._order()
-            self._priorities[slots] = restored
-            self._tree.set(slots, restored**self.alpha)
+        # The saved priorities are oldest first, as the rows: the newest ones when the
+        # capacity kept fewer rows. Without them (a uniform buffer's state) every row gets
+        # max_priority, as a new row would.
+        restored = (
+            np.asarray(saved, dtype=np.float64)[-self._size :]
+            if saved is not None
+            else np.full(self._size, self.max_priority)
+        )
+        self._priorities[slots] = restored
+        self._tree.set(slots, restored**self.alpha)

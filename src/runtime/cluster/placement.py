@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from runtime.cluster.fitting_values import fitting_values
 from runtime.cluster.resources import Bundle, ResourcePlan, Role, format_bundle
 
 logger = logging.getLogger(__name__)
@@ -257,11 +258,13 @@ def _refuse_over_totals(
         if "GPU" in short and short["GPU"][1] == 0 and workers_want_gpus
         else ""
     )
+    fits = fitting_values(plan, totals, cluster, driver=driver)
     raise ResourceError(
         f"{owner}: the config asks for more than the Ray cluster has: {wanted}. Requested "
-        f"{plan.describe(driver=driver)} = {format_bundle(totals)} ({where}). Lower "
-        f"{driver_fields}num_workers, num_cpus_per_worker or num_gpus_per_worker (or the "
-        f"evaluation workers'), or start Ray with more resources{no_gpus}"
+        f"{plan.describe(driver=driver)} = {format_bundle(totals)} ({where}). "
+        + (f"What fits: {fits}. " if fits else "")
+        + f"Lower {driver_fields}num_workers, num_cpus_per_worker or num_gpus_per_worker (or "
+        f"the evaluation workers'), or start Ray with more resources{no_gpus}"
     )
 
 

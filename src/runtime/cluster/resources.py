@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.sections.resources import DEFAULT_DRIVER_CPUS
 from runtime.core.settings import setting, settings_of
 from runtime.training.evaluation_config import evaluation_config, evaluation_configured
 
@@ -96,7 +97,7 @@ class ResourceSettings:
     """What the resource plan reads (of the algorithm's config; ``evaluation_num_workers`` and
     the worker keys of the evaluation config for the evaluation workers)."""
 
-    num_cpus_for_driver: float
+    num_cpus_for_driver: float | None
     num_gpus: float
     num_workers: int
     num_cpus_per_worker: float
@@ -110,6 +111,11 @@ class ResourceSettings:
     fake_gpus: bool = setting("_fake_gpus")
 
 
+def driver_cpus(num_cpus_for_driver: float | None) -> float:
+    """The driver's CPU bundle: ``num_cpus_for_driver``, or 1 where it is not set."""
+    return DEFAULT_DRIVER_CPUS if num_cpus_for_driver is None else float(num_cpus_for_driver)
+
+
 def resource_plan(config: AlgorithmConfig) -> ResourcePlan:
     """The bundles ``config`` needs: ``{CPU: num_cpus_for_driver, GPU: num_gpus}`` for the driver
     (no GPU with ``_fake_gpus``), one per rollout worker, when evaluation is configured one
@@ -119,7 +125,10 @@ def resource_plan(config: AlgorithmConfig) -> ResourcePlan:
     settings = settings_of(ResourceSettings, config, "resources")
     fake = bool(settings.fake_gpus)
     driver = _bundle(
-        {"CPU": settings.num_cpus_for_driver, "GPU": 0.0 if fake else settings.num_gpus}
+        {
+            "CPU": driver_cpus(settings.num_cpus_for_driver),
+            "GPU": 0.0 if fake else settings.num_gpus,
+        }
     )
     rollout = tuple(_worker_bundle(settings) for _ in range(int(settings.num_workers)))
     evaluation: tuple[Bundle, ...] = ()

@@ -1,8 +1,11 @@
 """``model.conv_filters``: the reference's default conv stacks by image size, and the layer
-geometry of a stack ("same" padding for every layer but the last, which is "valid").
+geometry of a stack.
 
-A stack is ``[[out_channels, kernel, stride], ...]``; a kernel or stride is an int or an
-``[height, width]`` pair.
+A stack is ``[[out_channels, kernel, stride], ...]`` ("same" padding for every layer but the
+last, which is "valid", as the reference's VisionNetwork), and a filter may give its layer's
+padding as a fourth element, ``[out_channels, kernel, stride, "same" | "valid"]`` (RLlib's
+new API stack's form; all "valid" is the Nature CNN of SB3 and CleanRL). A kernel or stride
+is an int or an ``[height, width]`` pair.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rlconf.conv_filter_spec import CONV_FILTER_TEXT, CONV_PADDINGS
 from rlconf.errors import ConfigError
 
 #: The reference's default stacks (its ``get_filter_config``), by the image's height x width.
@@ -28,7 +32,7 @@ DEFAULT_CONV_FILTERS: dict[tuple[int, int], list[list[Any]]] = {
 
 _WHERE = "ModelCatalog.get_model()"
 _SIZES = ", ".join(f"{h}x{w}" for h, w in DEFAULT_CONV_FILTERS)
-_ENTRY = "[out_channels, kernel, stride], kernel and stride an int or [height, width]"
+_ENTRY = CONV_FILTER_TEXT
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,7 @@ class ConvLayer:
     out_channels: int
     kernel: tuple[int, int]
     stride: tuple[int, int]
-    #: (left, right, top, bottom) zero padding; all 0 for the last ("valid") layer.
+    #: (left, right, top, bottom) zero padding; all 0 for a "valid" layer.
     padding: tuple[int, int, int, int]
     in_size: tuple[int, int]
     out_size: tuple[int, int]
@@ -77,13 +81,15 @@ def conv_filters_for(shape: Sequence[int], model_config: dict[str, Any]) -> list
 
 
 def conv_layers(shape: Sequence[int], filters: Sequence[Any]) -> list[ConvLayer]:
-    """The layers of ``filters`` over an HxWxC image: "same" padding (TensorFlow's: the output
-    is ceil(input / stride)) for all but the last layer, "valid" for the last."""
+    """The layers of ``filters`` over an HxWxC image, each padded as its filter's fourth
+    element says, or else "same" (TensorFlow's: the output is ceil(input / stride)) for all
+    but the last layer and "valid" for the last."""
     size = (int(shape[0]), int(shape[1]))
     layers = []
     for index, entry in enumerate(filters):
-        out_channels, kernel, stride = _parse(index, entry, filters)
-        if index < len(filters) - 1:
+        out_channels, kernel, stride, given = _parse(index, entry)
+        padding_mode = given or ("same" if index < len(filters) - 1 else "valid")
+        if padding_mode == "same":
             padding, out_size = _same(size, kernel, stride)
         else:
             padding, out_size = (0, 0, 0, 0), _valid(size, kernel, stride)
@@ -91,23 +97,26 @@ def conv_layers(shape: Sequence[int], filters: Sequence[Any]) -> list[ConvLayer]
                 raise ConfigError.single(
                     _WHERE,
                     "model.conv_filters",
-                    f"leaves no output for images of shape {tuple(shape)}: the last layer's "
+                    f"leaves no output for images of shape {tuple(shape)}: layer {index}'s "
                     f"kernel {list(kernel)} (valid padding) is larger than the {size[0]}x"
                     f"{size[1]} map the layers before it leave",
                     value=list(filters),
                     has_value=True,
-                    allowed="a stack whose last kernel fits the map it gets",
+                    allowed="a stack whose 'valid' kernels fit the maps they get",
                 )
         layers.append(ConvLayer(out_channels, kernel, stride, padding, size, out_size))
         size = out_size
     return layers
 
 
-def _parse(index: int, entry: Any, filters: Sequence[Any]) -> tuple[int, Any, Any]:
+def _parse(index: int, entry: Any) -> tuple[int, tuple[int, int], tuple[int, int], str | None]:
+    """A filter's channels, kernel and stride, and its padding (None: none given)."""
     try:
-        out_channels, kernel, stride = entry
+        out_channels, kernel, stride, *rest = entry
         pair_kernel, pair_stride = _pair(kernel), _pair(stride)
         if int(out_channels) < 1 or min(*pair_kernel, *pair_stride) < 1:
+            raise ValueError
+        if len(rest) > 1 or (rest and rest[0] not in CONV_PADDINGS):
             raise ValueError
     except (TypeError, ValueError):
         raise ConfigError.single(
@@ -116,9 +125,9 @@ def _parse(index: int, entry: Any, filters: Sequence[Any]) -> tuple[int, Any, An
             "is not a conv layer",
             value=entry,
             has_value=True,
-            allowed=f"{_ENTRY}, all >= 1",
+            allowed=_ENTRY,
         ) from None
-    return int(out_channels), pair_kernel, pair_stride
+    return int(out_channels), pair_kernel, pair_stride, str(rest[0]) if rest else None
 
 
 def _pair(value: Any) -> tuple[int, int]:

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import numpy.typing as npt
 import torch
 from torch import nn
 
 from runtime.core.exploration.stochastic_sampling import StochasticSampling
+from runtime.core.image_obs import model_obs
 from runtime.core.layer_calls import run_layers
 from runtime.core.models import TrunkModel
 from runtime.core.module import ActorCriticModule
@@ -83,7 +83,7 @@ def lean_actions(
         )
         if on_numpy is not None:
             return on_numpy[0], [], on_numpy[1]
-    tensor = torch.from_numpy(np.asarray(obs_batch, dtype=np.float32))
+    tensor = torch.from_numpy(model_obs(obs_batch, policy.keep_uint8_obs))
     if policy.device.type != "cpu":
         tensor = tensor.to(policy.device)
     # TrunkModel.forward, as ActorCriticModule calls it (through obs_input).

@@ -34,6 +34,7 @@ from runtime.core.acting_inputs import (
 from runtime.core.distributions import ActionDistribution, Deterministic
 from runtime.core.exploration import Exploration, build_exploration
 from runtime.core.exploration.exploration import exploration_actions
+from runtime.core.image_obs import model_obs, uint8_images
 from runtime.core.lean_acting import lean_actions
 from runtime.core.learner import Learner
 from runtime.core.module import ActorCriticModule, RLModule
@@ -89,6 +90,8 @@ class TorchPolicy(PolicyLearning, PolicyEstimates):
             action_spaces,
         )
         self.observation_space = observation_space
+        #: uint8 frames of a uint8 image space reach the model as they are, as in the reference.
+        self.keep_uint8_obs = uint8_images(observation_space)
         self.action_space = action_space
         self.config = config
         self.device = device or torch.device("cpu")
@@ -152,7 +155,7 @@ class TorchPolicy(PolicyLearning, PolicyEstimates):
     # ------------------------------------------------------------------ acting
 
     def _obs(self, obs: Array) -> dict[str, torch.Tensor]:
-        tensor = torch.from_numpy(np.asarray(obs, dtype=np.float32)).to(self.device)
+        tensor = torch.from_numpy(model_obs(obs, self.keep_uint8_obs)).to(self.device)
         return {SampleBatch.OBS: tensor}
 
     def is_recurrent(self) -> bool:

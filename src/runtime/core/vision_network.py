@@ -28,9 +28,10 @@ _VALUE_GAIN = 0.01
 
 
 class VisionNetwork(TrunkModel):
-    """Conv layers ("same" padding, the last "valid"), flattened, then the ``post_fcnet``
-    layers; a linear policy output and value output on top (the value function has a conv
-    stack of its own unless ``vf_share_layers``).
+    """Conv layers ("same" padding, the last "valid", unless a filter gives its own padding:
+    ``runtime.core.conv_filters``), flattened, then the ``post_fcnet`` layers; a linear
+    policy output and value output on top (the value function has a conv stack of its own
+    unless ``vf_share_layers``).
 
     ``no_final_linear``, as the reference builds it: no output layer - the last conv layer
     has the outputs as channels (its map must be 1x1), or the last ``post_fcnet`` layer has
@@ -114,7 +115,15 @@ def conv_stack(
 
 
 class _ChannelsFirst(nn.Module):
-    """HxWxC observations -> the CxHxW layout torch's convolutions take."""
+    """HxWxC observations -> float32 in the CxHxW layout torch's convolutions take. uint8
+    frames come here as they are (``runtime.core.image_obs``) and become float32 first, with
+    the same values (no scaling, as the reference's)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dtype != torch.float32:
+            # Into a new tensor of standard strides, as numpy's float32 copy of the frames had:
+            # a cast keeps the strides of a view (a frame[None] has stride 0 on its batch
+            # axis), and torch's convolutions pick their kernel, and so their rounding, by
+            # the layout.
+            x = torch.empty(x.shape, dtype=torch.float32, device=x.device).copy_(x)
         return x.permute(0, 3, 1, 2)

@@ -20,6 +20,7 @@ What ``wrap_deepmind`` does, and what does it here:
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import Any
 
 import gymnasium as gym
@@ -29,6 +30,9 @@ from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation, Transf
 
 from rlconf.atari_ids import ATARI_EXTRA, atari_id_issue
 from rlconf.errors import ConfigError
+from rlconf.mujoco_ids import mujoco_id_issue, mujoco_id_note
+
+logger = logging.getLogger(__name__)
 
 #: The frames the DeepMind wrappers stack.
 STACKED_FRAMES = 4
@@ -36,10 +40,14 @@ STACKED_FRAMES = 4
 
 def ensure_env_id(env: Any, where: str = "environment()") -> None:
     """Before ``env`` is looked up: an ALE id gymnasium does not know yet is registered
-    (ale-py); an Atari id without ale-py is a ConfigError naming the extra."""
-    issue = atari_id_issue(env)
+    (ale-py); an Atari id without ale-py, or a MuJoCo id without mujoco, is a ConfigError naming
+    the extra; a mujoco-py-era MuJoCo id (made as its v5 id) is noted."""
+    issue = atari_id_issue(env) or mujoco_id_issue(env)
     if issue is not None:
         raise ConfigError(where, [issue])
+    note = mujoco_id_note(env)
+    if note is not None:
+        logger.warning("%s", note)
 
 
 def opencv(where: str, needs: str) -> Any:

@@ -12,6 +12,7 @@ import gymnasium as gym
 
 from rlconf.errors import ConfigError
 from rlconf.importpath import ImportPathError, resolve
+from rlconf.mujoco_ids import current_mujoco_id, mujoco_id_issue
 from runtime.env.env_classes import EnvClassCreator
 from runtime.env.env_context import EnvContext
 
@@ -103,7 +104,11 @@ def env_creator_for(env: Any, extra: dict[str, EnvCreator] | None = None) -> Env
     if from_tune is not None:
         return from_tune
     if env in gym.registry:
-        return _from_gym_id(env)
+        issue = mujoco_id_issue(env)
+        if issue is not None:
+            raise ConfigError(where, [issue])
+        # A mujoco-py-era id (HalfCheetah-v3) is made as its v5 (noted at build: ensure_env_id).
+        return _from_gym_id(current_mujoco_id(env) or env)
     if "." in env or ":" in env:
         try:
             target = resolve(env)

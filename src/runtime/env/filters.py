@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
@@ -69,7 +70,7 @@ class NoFilter:
 
     name = "NoFilter"
 
-    def __call__(self, rows: npt.NDArray[np.float32], update: bool = True) -> Any:
+    def __call__(self, rows: npt.NDArray[Any], update: bool = True) -> Any:
         return rows
 
     def get_state(self) -> dict[str, Any]:
@@ -86,7 +87,8 @@ class NoFilter:
 
 
 class MeanStdFilter:
-    """Normalises each observation component by the running mean and std, clipped to ±clip."""
+    """Normalises each observation component by the running mean and std, clipped to ±clip:
+    float32 values, of uint8 images too (``filtered_space``)."""
 
     name = "MeanStdFilter"
 
@@ -96,7 +98,7 @@ class MeanStdFilter:
         self.stats = RunningStat(shape)
         self.buffer = RunningStat(shape)
 
-    def __call__(self, rows: npt.NDArray[np.float32], update: bool = True) -> Any:
+    def __call__(self, rows: npt.NDArray[Any], update: bool = True) -> Any:
         if update:
             self.stats.push_many(rows)
             self.buffer.push_many(rows)
@@ -120,6 +122,14 @@ class MeanStdFilter:
 
 
 ObservationFilter = NoFilter | MeanStdFilter
+
+
+def filtered_space(space: gym.spaces.Box, obs_filter: ObservationFilter) -> gym.spaces.Box:
+    """The space of what ``obs_filter`` makes of observations of ``space`` (a preprocessor's):
+    ``NoFilter`` keeps it (uint8 images stay uint8), ``MeanStdFilter`` makes float32."""
+    if isinstance(obs_filter, NoFilter) or space.dtype == np.float32:
+        return space
+    return gym.spaces.Box(-np.inf, np.inf, space.shape, np.float32)
 
 
 def get_filter(name: str, shape: tuple[int, ...]) -> ObservationFilter:

@@ -1,5 +1,6 @@
 """Observation preprocessors: any supported gymnasium space -> a flat float32 vector (or, for
-HxWxC images, a float32 image for the vision network), applied to many observations at once."""
+HxWxC images, an image for the vision network: uint8 where the space is, else float32), applied
+to many observations at once."""
 
 from __future__ import annotations
 
@@ -10,15 +11,20 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
+from runtime.core.image_obs import model_obs, uint8_images
+
 Array = npt.NDArray[np.float32]
 
 
 class Preprocessor:
-    """Turns raw observations of ``space`` into float32 arrays of ``shape``."""
+    """Turns raw observations of ``space`` into float32 arrays of ``shape`` (uint8 images of a
+    uint8 image space: ``runtime.core.image_obs``)."""
 
     def __init__(self, space: gym.Space[Any], keep_image: bool = False) -> None:
         self.space = space
         self.keep_image = keep_image
+        #: Images of a uint8 space stay uint8 (the conv stack casts them).
+        self.keep_uint8 = keep_image and uint8_images(space)
         self.shape: tuple[int, ...] = self._shape()
         self.size = int(np.prod(self.shape))
 
@@ -29,18 +35,24 @@ class Preprocessor:
 
     @property
     def observation_space(self) -> gym.spaces.Box:
-        """The space of the preprocessed observations (what the model sees)."""
+        """The space of the preprocessed observations (what the model sees): a uint8 image
+        space's own bounds and dtype, else float32."""
+        if self.keep_uint8:
+            assert isinstance(self.space, gym.spaces.Box)
+            return gym.spaces.Box(self.space.low, self.space.high, self.shape, np.uint8)
         return gym.spaces.Box(-np.inf, np.inf, self.shape, np.float32)
 
-    def transform(self, obs: Any) -> Array:
-        row: Array = self.transform_many([obs])[0]
+    def transform(self, obs: Any) -> npt.NDArray[Any]:
+        row: npt.NDArray[Any] = self.transform_many([obs])[0]
         return row
 
-    def transform_many(self, observations: Sequence[Any]) -> Array:
-        """One row per observation, shape ``(len(observations), *self.shape)``."""
+    def transform_many(self, observations: Sequence[Any]) -> npt.NDArray[Any]:
+        """One row per observation, shape ``(len(observations), *self.shape)``: float32, or the
+        uint8 images of a uint8 image space as they are (a float image as float32, with the
+        values given)."""
         try:
             if self.keep_image:
-                return np.asarray(observations, dtype=np.float32)
+                return model_obs(observations, self.keep_uint8)
             flat = _flatten(self.space, observations)
             if flat.shape[1] != self.size:
                 raise ValueError(f"{flat.shape[1]} values where the space has {self.size}")

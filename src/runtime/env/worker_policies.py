@@ -15,7 +15,7 @@ from rlconf.policy_spec import PolicySpec
 from runtime.core.policy import PolicyBuilder, TorchPolicy
 from runtime.core.policy_map import PolicyMap
 from runtime.core.settings import settings_of
-from runtime.env.filters import ObservationFilter, get_filter
+from runtime.env.filters import ObservationFilter, filtered_space, get_filter
 from runtime.env.multi_agent_runner import MultiAgentRunner
 from runtime.env.policy_setup import (
     Spaces,
@@ -150,8 +150,11 @@ class WorkerPolicies:
     def _make_policy(self, policy_id: str) -> TorchPolicy:
         spec = self.policy_specs[policy_id]
         builder = builder_for(spec, self.policy_class)
+        # What the filter makes of the preprocessed observations (uint8 images stay uint8
+        # unless a MeanStdFilter normalizes them).
+        preprocessed = self.preprocessors[policy_id].observation_space
         policy = builder(
-            self.preprocessors[policy_id].observation_space,
+            filtered_space(preprocessed, self.filters[policy_id]),
             self.policy_spaces[policy_id][1],
             policy_config(self.config, spec.config),
             self.device,

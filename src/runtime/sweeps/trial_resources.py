@@ -25,6 +25,7 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.policy_spec import PolicySpec
 from rlconf.search_space import candidates, find_search_spaces, is_search_space
+from runtime.cluster.fitting_values import fitting_values
 from runtime.cluster.placement import ResourceError, check_plan_fits
 from runtime.cluster.ray_session import AUTOSCALING_ENV, cluster_autoscales
 from runtime.cluster.resources import ResourcePlan, ResourceSettings, resource_plan
@@ -128,7 +129,7 @@ def refuse_unplaceable_trials(
             check_plan_fits(trial.plan, f"{algo_name} trial", driver=True)
         except ResourceError as exc:
             cluster = (
-                "the Ray this sweep started has fixed resources"
+                "the Ray this sweep started has fixed resources" + _oversubscribed(trial.plan)
                 if own_ray
                 else f"this cluster has no autoscaler (if it has one, set {AUTOSCALING_ENV}=1)"
             )
@@ -141,3 +142,18 @@ def refuse_unplaceable_trials(
             )
     if issues:
         raise ConfigError(where, issues)
+
+
+def _oversubscribed(plan: ResourcePlan) -> str:
+    """On a Ray the sweep started (as many logical CPUs as its largest trial asks for), what a
+    trial asking for more CPUs than the machine's cores does there, and what gives each of its
+    actors a core: said beside a refusal, so that one fix covers both."""
+    cores = os.cpu_count() or 1
+    need = plan.totals(driver=True).get("CPU", 0.0)
+    if need <= cores:
+        return ""
+    fits = fitting_values(plan, {"CPU": need}, {"CPU": float(cores)}, driver=True)
+    return (
+        f". Its {need:g} CPUs would share this machine's {cores} cores (oversubscribed: that "
+        f"Ray has as many CPUs as the largest trial asks for); a core each: {fits}"
+    )

@@ -13,7 +13,7 @@ from runtime.core.settings import setting
 class AlgorithmSettings:
     # Building
     env: Any
-    num_cpus_for_driver: float
+    num_cpus_for_driver: float | None
     num_workers: int
     output: Any
     num_learner_workers: int

@@ -23,11 +23,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
     "remote_worker_envs": (False, "sub-envs run in the worker process; use num_workers"),
     "remote_env_batch_wait_ms": (0, "it only matters with remote_worker_envs (not available)"),
     "render_env": (False, "rendering is not available; render in a callback or an env wrapper"),
-    "compress_observations": (
-        False,
-        "sample batches are not compressed in memory (output_compress_columns compresses "
-        "output files)",
-    ),
     "_disable_action_flattening": (
         False,
         "the runtime's action spaces are flat (Box, Discrete, MultiDiscrete)",
@@ -65,6 +60,10 @@ NO_EFFECT: dict[str, str] = {
     "framework": "'torch', the only accepted value, is what the runtime always uses",
     "metrics_episode_collection_timeout_s": (
         "episode metrics come back with each sample() call, never waited for"
+    ),
+    "compress_observations": (
+        "replay buffers always hold each distinct image frame once (what compressing "
+        "observations saves memory for); output_compress_columns compresses output files"
     ),
 }
 

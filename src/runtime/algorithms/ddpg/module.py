@@ -97,7 +97,8 @@ class _Features(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         if self.model is None:
-            return obs.reshape(len(obs), -1)
+            # (uint8 image rows become the float32 values the linear layers take.)
+            return obs.reshape(len(obs), -1).to(torch.float32)
         features: torch.Tensor = run_model(self.model, obs_input(obs), [], None)[0]
         return features
 

@@ -136,7 +136,9 @@ class SACModule(RLModule):
             inputs = obs_input(obs)
         else:
             assert actions is not None
-            flat = torch.cat([obs.reshape(len(obs), -1), actions.reshape(len(obs), -1)], dim=-1)
+            # (uint8 image rows become the float32 values the linear layers take.)
+            flat_obs = obs.reshape(len(obs), -1).to(torch.float32)
+            flat = torch.cat([flat_obs, actions.reshape(len(obs), -1)], dim=-1)
             inputs = obs_input(flat)
         outs = [run_model(q, inputs, [], None)[0] for q in self.q_nets]
         values = torch.stack(outs)
