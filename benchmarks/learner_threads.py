@@ -96,7 +96,7 @@ CASES: dict[str, Callable[[], AlgorithmConfig]] = {
 
 
 def _steps(result: dict[str, Any]) -> int:
-    return int(result["num_env_steps_sampled_this_iter"])
+    return int(result["timesteps_this_iter"])
 
 
 def run_case(name: str, rounds: int) -> dict[str, Any]:
