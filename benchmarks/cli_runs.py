@@ -48,9 +48,16 @@ class TrainRun:
         return result
 
 
-def train(job: Path, seed: int, local_dir: str, stop: dict[str, float] | None = None) -> TrainRun:
-    """Run `rlconf train -f job` with the seed overridden through `--config` (and, with
-    ``stop``, those stop criteria merged over the file's through `--stop`)."""
+def train(
+    job: Path,
+    seed: int,
+    local_dir: str,
+    stop: dict[str, float] | None = None,
+    config: dict[str, Any] | None = None,
+) -> TrainRun:
+    """Run `rlconf train -f job` with the seed (and, with ``config``, those keys) overridden
+    through `--config` (and, with ``stop``, those stop criteria merged over the file's through
+    `--stop`)."""
     command = [
         sys.executable,
         "-m",
@@ -59,7 +66,7 @@ def train(job: Path, seed: int, local_dir: str, stop: dict[str, float] | None = 
         "-f",
         str(job),
         "--config",
-        json.dumps({"seed": seed}),
+        json.dumps({**(config or {}), "seed": seed}),
         "--local-dir",
         local_dir,
     ]
@@ -86,12 +93,14 @@ def train(job: Path, seed: int, local_dir: str, stop: dict[str, float] | None = 
         raise RuntimeError(f"seed {seed}: no results directory\n{''.join(output[:5])}")
     logdir = Path(results_in.group(1))
     last = json.loads((logdir / "result.json").read_text().splitlines()[-1])
+    # null before any episode has ended
+    reward = last["episode_reward_mean"]
     return TrainRun(
         seed=seed,
         wall_s=round(wall, 2),
         first_result_s=round(first_result or wall, 2),
         env_steps=int(last["timesteps_total"]),
-        reward=float(last["episode_reward_mean"]),
+        reward=float("nan") if reward is None else float(reward),
         # ru_maxrss is in KiB on Linux
         peak_rss_mb=round(usage.ru_maxrss / 1024, 1),
         logdir=logdir,

@@ -20,6 +20,16 @@ Rows (the settings of every side in ``workload_settings.py``):
   stored transition at the end of the run (ours: ``ReplayBuffer.bytes_per_transition()``, the
   bytes its stored rows hold over their number; SB3's, whose arrays are allocated whole: their
   bytes over its size). Goal: bytes <= 1.2x SB3's.
+- atari_async: our APPO and IMPALA on Breakout with 2 remote rollout workers (Ray actors, 4
+  envs each: atari_ppo's 8 envs split 4+4; fragments of 32 steps, train batches of at least
+  256 env steps, each learned on 4 times: every row goes through the learner 4 times, as
+  through the sync PPO's 4 epochs, so the learner's work per env step is the same;
+  ``workload_settings.AsyncAtariSettings``) vs our sync PPO of atari_ppo
+  (``num_workers=0``), on the same machine. The worker process starts Ray for its run
+  (``ray.init(num_cpus=3)``: the driver's CPU and one per rollout worker, on however many cores
+  the machine has) and shuts it down. Env steps here are those trained (the window counts
+  ``num_env_steps_trained``); the peak RSS is the largest single process's (Ray's workers are
+  not summed). Goal: APPO and IMPALA each >= 1.3x the sync PPO.
 
 What is measured: env steps per second (one step = one action of every sub-env, 4 frames on
 Atari, the same count on every side) over a timed window after a warm-up (learning starts plus
@@ -70,7 +80,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from workload_settings import ROW_GROUPS, ROWS, Row, Window
+from workload_settings import OUR_SIDES, ROW_GROUPS, ROWS, Row, Window
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(__file__).resolve()
@@ -87,10 +97,10 @@ def worker(spec: str, seed: int, scale: float) -> None:
     if side not in row.sides:
         raise SystemExit(f"--worker {spec}: row {name} has the sides {list(row.sides)}")
     window = Window(row.warmup, round(row.window * scale))
-    if side == "rlconf":
+    if side in OUR_SIDES:
         import rlconf_workloads
 
-        result = rlconf_workloads.run(name, seed, window)
+        result = rlconf_workloads.run(name, seed, window, side)
     elif side == "sb3":
         import sb3_workloads
 
@@ -151,10 +161,16 @@ def run_side(
     return result
 
 
+def ratio_key(mine: str, side: str, measure: str = "ratio") -> str:
+    """The summary key of ``mine``'s median over ``side``'s: ``ratio_vs_sb3`` for our usual
+    side, ``ratio_appo_vs_sync_ppo`` for another."""
+    return f"{measure}_vs_{side}" if mine == "rlconf" else f"{measure}_{mine}_vs_{side}"
+
+
 def summarize(row: Row, runs: list[dict[str, Any]], sides: list[str]) -> dict[str, Any]:
     """Per side: the median env steps/s, the largest peak RSS, torch's threads (and the
-    median bytes per stored transition); ours / each other side's median, against the row's
-    goals."""
+    median bytes per stored transition); each of the row's ``ours`` over each other side's
+    median, against the row's goals."""
     by_side = {side: [r for r in runs if r["side"] == side] for side in sides}
     summary: dict[str, Any] = {"title": row.title, "runs": runs}
     for side, results in by_side.items():
@@ -168,16 +184,18 @@ def summarize(row: Row, runs: list[dict[str, Any]], sides: list[str]) -> dict[st
                 r["bytes_per_transition"] for r in results
             )
     passed = []
-    ours = summary.get("rlconf_median_steps_per_s")
-    for side, goal in row.goals.items():
-        theirs = summary.get(f"{side}_median_steps_per_s")
-        ratio = round(ours / theirs, 3) if ours and theirs else None
-        summary[f"ratio_vs_{side}"] = ratio
-        summary[f"goal_vs_{side}"] = goal
-        passed.append(ratio is not None and ratio >= goal)
-        rss = summary.get(f"{side}_max_peak_rss_mb")
-        if rss and "rlconf_max_peak_rss_mb" in summary:
-            summary[f"rss_ratio_vs_{side}"] = round(summary["rlconf_max_peak_rss_mb"] / rss, 3)
+    for numerator in row.ours:
+        ours = summary.get(f"{numerator}_median_steps_per_s")
+        for side, goal in row.goals.items():
+            theirs = summary.get(f"{side}_median_steps_per_s")
+            ratio = round(ours / theirs, 3) if ours and theirs else None
+            summary[ratio_key(numerator, side)] = ratio
+            summary[f"goal_vs_{side}"] = goal
+            passed.append(ratio is not None and ratio >= goal)
+            rss = summary.get(f"{side}_max_peak_rss_mb")
+            if rss and f"{numerator}_max_peak_rss_mb" in summary:
+                rss_ratio = round(summary[f"{numerator}_max_peak_rss_mb"] / rss, 3)
+                summary[ratio_key(numerator, side, "rss_ratio")] = rss_ratio
     if row.bytes_goal is not None:
         mine = summary.get("rlconf_bytes_per_transition")
         theirs = summary.get("sb3_bytes_per_transition")
@@ -191,21 +209,24 @@ def summarize(row: Row, runs: list[dict[str, Any]], sides: list[str]) -> dict[st
 
 def print_row(row: Row, summary: dict[str, Any], sides: list[str]) -> None:
     print(f"\n{row.name}: {row.title}")
-    print("run  side     steps/s  timed steps  timed s  updates  threads   RSS MB  params")
+    print("run  side      steps/s  timed steps  timed s  updates  threads   RSS MB  params")
     for r in summary["runs"]:
         print(
-            f"{r['seed']:3d}  {r['side']:7s} {r['env_steps_per_s']:8.1f} {r['timed_steps']:12d} "
+            f"{r['seed']:3d}  {r['side']:8s} {r['env_steps_per_s']:8.1f} {r['timed_steps']:12d} "
             f"{r['timed_s']:8.2f} {r['updates']:8d} {r['threads']:8d} {r['peak_rss_mb']:8.1f}  "
             f"{r.get('params', '')}"
         )
     medians = ", ".join(f"{s} {summary[f'{s}_median_steps_per_s']:.1f}" for s in sides)
     print(f"median env steps/s: {medians}")
-    for side, goal in row.goals.items():
-        ratio = summary[f"ratio_vs_{side}"]
-        verdict = "n/a (side not run)" if ratio is None else ("pass" if ratio >= goal else "FAIL")
-        rss = summary.get(f"rss_ratio_vs_{side}")
-        rss_text = f"; peak RSS (max) {rss:.2f}x" if rss is not None else ""
-        print(f"rlconf / {side}: {ratio} (goal >= {goal}: {verdict}){rss_text}")
+    for mine in row.ours:
+        for side, goal in row.goals.items():
+            ratio = summary[ratio_key(mine, side)]
+            verdict = (
+                "n/a (side not run)" if ratio is None else ("pass" if ratio >= goal else "FAIL")
+            )
+            rss = summary.get(ratio_key(mine, side, "rss_ratio"))
+            rss_text = f"; peak RSS (max) {rss:.2f}x" if rss is not None else ""
+            print(f"{mine} / {side}: {ratio} (goal >= {goal}: {verdict}){rss_text}")
     if row.bytes_goal is not None:
         ratio = summary["bytes_ratio_vs_sb3"]
         measures = {r["side"]: r.get("bytes_measure") for r in summary["runs"]}
@@ -271,7 +292,7 @@ def main() -> None:
         f"({'for every side' if args.threads else 'each side its own default'}); SB3 under "
         f"{sb3_python or 'nothing: the SB3 side is left out'}"
     )
-    pythons = {"rlconf": sys.executable, "loop": sys.executable}
+    pythons = {side: sys.executable for side in (*OUR_SIDES, "loop")}
     if sb3_python is not None:
         pythons["sb3"] = sb3_python
     summary: dict[str, Any] = {

@@ -3,18 +3,27 @@ it, on the embedded default (``num_workers=0``: the driver samples and learns, n
 ``train()`` called until the timed window (``workload_settings.Window``, observed after every
 ``train()``) is complete.
 
+The atari_async row's sides are all ours: APPO and IMPALA with remote rollout workers (Ray,
+started here for the run with a logical CPU for the driver and one per worker, whatever the
+machine has, and shut down after it), and the sync PPO of atari_ppo. Its window counts the env
+steps trained (``num_env_steps_trained``: through the learner's every pass), not those sampled,
+which run ahead of the learner by the batches waiting in its queue.
+
 Torch's threads are left to the runtime (its learner thread policy) unless ``OMP_NUM_THREADS``
 is set, which ``real_workloads.py --threads`` does for every side.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from typing import Any
 
 from workload_settings import (
+    ASYNC_ATARI,
     ATARI_ENV,
+    ATARI_PPO,
     DQN,
     MUJOCO_ENV,
     NATURE_CONV,
@@ -30,7 +39,15 @@ from workload_settings import (
     ppo_settings,
 )
 
-from rlconf import AlgorithmConfig, DQNConfig, PPOConfig, SACConfig, TD3Config
+from rlconf import (
+    AlgorithmConfig,
+    APPOConfig,
+    DQNConfig,
+    IMPALAConfig,
+    PPOConfig,
+    SACConfig,
+    TD3Config,
+)
 
 #: Env steps per ``train()`` of the off-policy rows: the timed window's granularity.
 REPORT_EVERY = 100
@@ -46,15 +63,20 @@ def nature_conv_filters() -> list[list[Any]]:
     ]
 
 
+def atari_model() -> dict[str, Any]:
+    """The Nature CNN, then 512 ReLU units that the policy and the value output share."""
+    return {
+        "conv_filters": nature_conv_filters(),
+        "post_fcnet_hiddens": [NATURE_HIDDEN],
+        "vf_share_layers": True,
+    }
+
+
 def ppo_config(row: str, seed: int) -> PPOConfig:
     s: PPOSettings = ppo_settings(row)
     if row == "atari_ppo":
         env = ATARI_ENV
-        model: dict[str, Any] = {
-            "conv_filters": nature_conv_filters(),
-            "post_fcnet_hiddens": [NATURE_HIDDEN],
-            "vf_share_layers": True,
-        }
+        model = atari_model()
         normalize = False
     else:
         env = MUJOCO_ENV
@@ -197,7 +219,40 @@ def dqn_config(seed: int) -> DQNConfig:
     )
 
 
-def config_for(row: str, seed: int) -> AlgorithmConfig:
+def async_config(side: str, seed: int) -> IMPALAConfig:
+    """APPO or IMPALA on Atari (``ASYNC_ATARI``), with atari_ppo's rates and coefficients."""
+    a, s = ASYNC_ATARI, ATARI_PPO
+    config = APPOConfig().training(clip_param=s.clip) if side == "appo" else IMPALAConfig()
+    return (
+        config.environment(ATARI_ENV)
+        .rollouts(
+            num_workers=a.workers,
+            num_envs_per_worker=a.envs_per_worker,
+            rollout_fragment_length=a.fragment,
+        )
+        .training(
+            train_batch_size=a.train_batch,
+            num_sgd_iter=a.passes,
+            # Every row of a fragment in the loss, as PPO's minibatches have them.
+            vtrace_drop_last_ts=False,
+            lr=s.lr,
+            entropy_coeff=s.ent_coef,
+            vf_loss_coeff=s.vf_coef,
+            grad_clip=s.max_grad_norm,
+            gamma=s.gamma,
+            model=atari_model(),  # type: ignore[arg-type]
+        )
+        # A result (and a look at the window) after every training step, each of which takes
+        # the fragments that came in, not every 10 s: the trained steps go up when a batch has
+        # had its last pass, and the window sees that at the next result.
+        .reporting(min_time_s_per_reporting=0, min_sample_timesteps_per_reporting=0)
+        .debugging(seed=seed, log_level="ERROR")
+    )
+
+
+def config_for(row: str, seed: int, side: str = "rlconf") -> AlgorithmConfig:
+    if row == "atari_async":
+        return ppo_config("atari_ppo", seed) if side == "sync_ppo" else async_config(side, seed)
     if row == "sac_halfcheetah":
         return sac_config(seed)
     if row == "td3_halfcheetah":
@@ -207,26 +262,37 @@ def config_for(row: str, seed: int) -> AlgorithmConfig:
     return ppo_config(row, seed)
 
 
-def run(row: str, seed: int, window: Window) -> dict[str, Any]:
+def run(row: str, seed: int, window: Window, side: str = "rlconf") -> dict[str, Any]:
     # The run's results (result.json, checkpoints) go to a folder removed with the run.
     with tempfile.TemporaryDirectory(prefix="rlconf_workloads_") as results:
         os.environ.setdefault("RLCONF_RESULTS_DIR", results)
-        return timed_run(row, seed, window)
+        if side not in ("appo", "impala"):
+            return timed_run(row, seed, window, side)
+        import ray
+
+        ray.init(
+            num_cpus=1 + ASYNC_ATARI.workers, include_dashboard=False, logging_level=logging.ERROR
+        )
+        try:
+            return timed_run(row, seed, window, side)
+        finally:
+            ray.shutdown()
 
 
-def timed_run(row: str, seed: int, window: Window) -> dict[str, Any]:
+def timed_run(row: str, seed: int, window: Window, side: str = "rlconf") -> dict[str, Any]:
     import torch
 
-    algo = config_for(row, seed).build()
+    steps_key = "num_env_steps_trained" if row == "atari_async" else "timesteps_total"
+    algo = config_for(row, seed, side).build()
     try:
         policy = algo.get_policy()
         while True:
             result = algo.train()
             learner = policy.learner
-            if window.observe(int(result["timesteps_total"]), int(learner.num_grad_updates)):
+            if window.observe(int(result[steps_key]), int(learner.num_grad_updates)):
                 break
         out: dict[str, Any] = {**window.result(), "threads": torch.get_num_threads()}
-        if row in ("atari_ppo", "dqn_atari"):
+        if row in ("atari_ppo", "dqn_atari", "atari_async"):
             out["params"] = sum(p.numel() for p in policy.module.parameters())
         if row == "dqn_atari":
             # The bytes the stored rows hold (each frame once, and the slots naming them),

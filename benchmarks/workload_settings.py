@@ -138,7 +138,34 @@ class DQNSettings:
 
 DQN = DQNSettings()
 
+
+@dataclass(frozen=True)
+class AsyncAtariSettings:
+    """IMPALA and APPO on Atari with remote rollout workers (the atari_async row): the 8 envs
+    of ``ATARI_PPO`` split over ``workers`` workers, fragments of ``fragment`` steps per env,
+    train batches of at least ``train_batch`` env steps (the fragments ready when that many are
+    in: two or more), each learned on ``passes`` times, a gradient step on all its rows each
+    time. So every row goes through the learner ``passes`` times, as through PPO's 4 epochs of
+    minibatches of 256: the learner's work per env step is the sync PPO's (in fewer gradient
+    steps where a batch holds more than 256 rows), and the ratio of env steps/s is the
+    pipeline's: sampling on worker processes beside learning, against sampling then learning
+    in one process."""
+
+    workers: int = 2
+    envs_per_worker: int = ATARI_PPO.num_envs // 2
+    fragment: int = 32
+    train_batch: int = ATARI_PPO.minibatch
+    passes: int = ATARI_PPO.epochs
+
+
+ASYNC_ATARI = AsyncAtariSettings()
+
 SIDES = ("rlconf", "sb3", "loop")
+#: The sides of atari_async, all ours: the two asynchronous algorithms and the sync PPO of
+#: atari_ppo (``num_workers=0``).
+ASYNC_SIDES = ("appo", "impala", "sync_ppo")
+#: The sides our runtime runs (in this interpreter).
+OUR_SIDES = ("rlconf", *ASYNC_SIDES)
 
 
 @dataclass(frozen=True)
@@ -146,7 +173,7 @@ class Row:
     """One workload: its sides, the env steps each side runs before timing (``warmup``,
     counted from the start: learning starts, a first iteration), the timed env steps at
     ``--steps 1`` (at least one iteration of the side's loop is timed), and the goals: the
-    least ratio of our env steps/s to each other side's."""
+    least ratio of the env steps/s of each side in ``ours`` to each other side's."""
 
     name: str
     title: str
@@ -154,6 +181,8 @@ class Row:
     warmup: int
     window: int
     goals: dict[str, float] = field(default_factory=dict)
+    #: The sides whose env steps/s are set against each side of ``goals``.
+    ours: tuple[str, ...] = ("rlconf",)
     #: The most our bytes per stored transition may be, as a ratio of SB3's (DQN).
     bytes_goal: float | None = None
 
@@ -208,6 +237,19 @@ ROWS: dict[str, Row] = {
             warmup=DQN.learning_starts + 500,
             window=2000,
             bytes_goal=1.2,
+        ),
+        Row(
+            "atari_async",
+            f"APPO and IMPALA on {ATARI_ENV}, {ASYNC_ATARI.workers} remote workers x "
+            f"{ASYNC_ATARI.envs_per_worker} envs, vs our sync PPO (num_workers=0, "
+            f"{ATARI_PPO.num_envs} envs)",
+            ASYNC_SIDES,
+            warmup=ATARI_PPO.batch,
+            # Twice atari_ppo's: the async sides' trained steps go up a batch of 256 or more at
+            # a time, seen at the next result.
+            window=6 * ATARI_PPO.batch,
+            goals={"sync_ppo": 1.3},
+            ours=("appo", "impala"),
         ),
     )
 }

@@ -308,3 +308,19 @@ def test_the_beta_distribution_switch_is_taken_off_and_refused_on() -> None:
     assert SACConfig.from_dict({"_use_beta_distribution": False})["_use_beta_distribution"] is False
     with pytest.raises(ConfigError, match=r"_use_beta_distribution=True .*squashed Gaussian"):
         SACConfig().training(_use_beta_distribution=True)
+
+
+def test_td_error_loss_fn_mse_is_half_the_squared_error_and_huber_is_the_default() -> None:
+    from runtime.algorithms.sac.loss import _critic_loss
+
+    q_taken = torch.tensor([[0.0, 3.0], [0.5, -2.0]])  # (num_q, B)
+    td_target = torch.tensor([0.0, 1.0])
+    mse, td_error = _critic_loss(q_taken, td_target, None, "mse")
+    # rows: (0 + 0.125) and (2 + 4.5), halved squares summed over the Q-networks, mean over rows
+    assert mse.item() == pytest.approx((0.125 + 6.5) / 2)
+    huber, _ = _critic_loss(q_taken, td_target, None)
+    assert huber.item() == pytest.approx((0.125 + 1.5 + 2.5) / 2)
+    assert torch.equal(td_error, torch.tensor([0.25, -0.5]))
+    assert SACConfig()["td_error_loss_fn"] == "huber"
+    with pytest.raises(ConfigError, match="td_error_loss_fn"):
+        SACConfig().training(td_error_loss_fn="l1")  # type: ignore[arg-type]

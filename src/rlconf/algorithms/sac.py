@@ -85,6 +85,13 @@ class SACTrainingArgs(TrainingArgs, GradClipArgs, OffPolicyArgs, total=False):
         SACOptimization,
         Field(description="Learning rates of the actor, critic and entropy optimizers."),
     ]
+    td_error_loss_fn: Annotated[
+        Literal["huber", "mse"],
+        Field(
+            description="The critics' loss on the TD error: 'huber' (the reference's, delta 1) "
+            "or 'mse' (half the squared error, as Stable-Baselines3 and CleanRL)."
+        ),
+    ]
     _deterministic_loss: Annotated[
         bool,
         Field(
@@ -119,6 +126,7 @@ SAC_TRAINING: Section = TRAINING.with_fields(
         "grad_clip": None,
         "target_network_update_freq": 0,
         "num_steps_sampled_before_learning_starts": 1500,
+        "td_error_loss_fn": "huber",
         "_deterministic_loss": False,
         "_use_beta_distribution": False,
     },

@@ -143,6 +143,7 @@ class SACConfigFluent(_SACConfigParent):
         initial_alpha: PosFloat = 1.0,
         target_entropy: Literal["auto"] | float = "auto",
         optimization: SACOptimization = SAC_OPTIMIZATION,
+        td_error_loss_fn: Literal["huber", "mse"] = "huber",
         _deterministic_loss: bool = False,
         _use_beta_distribution: bool = False,
     ) -> SelfConfig:
@@ -182,6 +183,9 @@ class SACConfigFluent(_SACConfigParent):
                 actions, 0.98 * log(n) for Discrete(n). Default: "auto".
             optimization: Learning rates of the actor, critic and entropy optimizers. Default:
                 SAC_OPTIMIZATION.
+            td_error_loss_fn: The critics' loss on the TD error: 'huber' (the reference's, delta 1)
+                or 'mse' (half the squared error, as Stable-Baselines3 and CleanRL). Default:
+                "huber".
             _deterministic_loss: Compute the losses with the policy's deterministic actions instead
                 of sampled ones (for debugging). Default: False.
             _use_beta_distribution: Reference compatibility: only False is accepted, and has no

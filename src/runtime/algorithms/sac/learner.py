@@ -29,6 +29,7 @@ class SACLearnerSettings:
     grad_clip: float | None
     optimizer: Mapping[str, Any]
     target_entropy: Any
+    td_error_loss_fn: str
     deterministic_loss: bool = setting("_deterministic_loss")
 
 
@@ -66,6 +67,7 @@ class SACLearner(Learner):
         self.target = self.add_target_network("q", module)
         settings = self.sac_settings()
         self.deterministic_loss = bool(settings.deterministic_loss)
+        self.td_error_loss_fn = str(settings.td_error_loss_fn)
         self.target_entropy = target_entropy_of(module, settings.target_entropy)
 
     def compute_losses(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -76,6 +78,7 @@ class SACLearner(Learner):
             batch,
             target_entropy=self.target_entropy,
             deterministic=self.deterministic_loss,
+            td_error_loss_fn=self.td_error_loss_fn,
         )
         self.report(**stats, target_entropy=self.target_entropy)
         return losses

@@ -1,6 +1,7 @@
 """SAC's losses on one replayed batch, one per optimizer:
 
-- critic: each Q-network's Huber error against the soft TD target
+- critic: each Q-network's Huber error (or half its squared error: ``td_error_loss_fn``) against
+  the soft TD target
   ``r + gamma^n * (1 - terminated) * (min_i Q'_i(s', a') - alpha * log pi(a'|s'))``, ``a'`` drawn
   from the current policy and ``Q'`` the target networks; weighted per row by prioritized
   replay's importance weights;
@@ -34,9 +35,12 @@ def sac_loss(
     *,
     target_entropy: float,
     deterministic: bool = False,
+    td_error_loss_fn: str = "huber",
 ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     if module.discrete:
-        return _discrete_sac_loss(module, target, batch, target_entropy=target_entropy)
+        return _discrete_sac_loss(
+            module, target, batch, target_entropy=target_entropy, td_error_loss_fn=td_error_loss_fn
+        )
     obs, next_obs = batch[SB.OBS], batch[SB.NEXT_OBS]
     alpha = module.log_alpha.exp().detach()
 
@@ -59,7 +63,7 @@ def sac_loss(
 
     # Critic: every Q-network's value of the replayed actions against the target.
     q_taken = module.q_values(obs, batch[SB.ACTIONS].float())
-    critic_loss, td_error = _critic_loss(q_taken, td_target, batch.get("weights"))
+    critic_loss, td_error = _critic_loss(q_taken, td_target, batch.get("weights"), td_error_loss_fn)
 
     # Actor: the entropy-regularised value of the policy's own actions (through Q-networks
     # whose parameters it leaves alone: the learner takes one backward pass of all losses).
@@ -79,6 +83,7 @@ def _discrete_sac_loss(
     batch: dict[str, torch.Tensor],
     *,
     target_entropy: float,
+    td_error_loss_fn: str,
 ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     obs, next_obs = batch[SB.OBS], batch[SB.NEXT_OBS]
     alpha = module.log_alpha.exp().detach()
@@ -103,7 +108,7 @@ def _discrete_sac_loss(
     q_all = module.q_values(obs)
     index = batch[SB.ACTIONS].long().view(1, -1, 1).expand(len(q_all), -1, 1)
     q_taken = q_all.gather(-1, index).squeeze(-1)
-    critic_loss, td_error = _critic_loss(q_taken, td_target, batch.get("weights"))
+    critic_loss, td_error = _critic_loss(q_taken, td_target, batch.get("weights"), td_error_loss_fn)
 
     # Actor: the expected entropy-regularised value over the actions (the values are
     # constants to it: it trains the policy only).
@@ -118,13 +123,20 @@ def _discrete_sac_loss(
 
 
 def _critic_loss(
-    q_taken: torch.Tensor, td_target: torch.Tensor, weights: torch.Tensor | None
+    q_taken: torch.Tensor,
+    td_target: torch.Tensor,
+    weights: torch.Tensor | None,
+    td_error_loss_fn: str = "huber",
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The summed Huber losses of the Q-networks ``(num_q, B)`` and the per-row TD error (the
-    mean over the Q-networks: the priorities of prioritized replay)."""
-    per_row = F.huber_loss(q_taken, td_target.expand_as(q_taken), reduction="none", delta=1.0).sum(
-        0
-    )
+    """The summed Huber losses (or halved squared errors, ``"mse"``) of the Q-networks
+    ``(num_q, B)`` and the per-row TD error (the mean over the Q-networks: the priorities of
+    prioritized replay)."""
+    targets = td_target.expand_as(q_taken)
+    if td_error_loss_fn == "mse":
+        elementwise = 0.5 * F.mse_loss(q_taken, targets, reduction="none")
+    else:
+        elementwise = F.huber_loss(q_taken, targets, reduction="none", delta=1.0)
+    per_row = elementwise.sum(0)
     loss = (per_row * weights).mean() if weights is not None else per_row.mean()
     td_error = (q_taken - td_target).mean(0)
     return loss, td_error
