@@ -17,9 +17,8 @@ import jedi
 import pytest
 
 from rlconf import NOT_SET, AlgorithmConfig
-from rlconf.frozen import thaw
+from rlconf.method_parameters import method_parameters
 from rlconf.registry import get_config_class, list_algorithms
-from rlconf.section import key_of
 
 CLASSES: list[type[AlgorithmConfig]] = [
     AlgorithmConfig,
@@ -78,9 +77,10 @@ def test_every_fluent_method_completes_every_keyword_with_its_type_and_default(
     cls: type[AlgorithmConfig],
 ) -> None:
     defaults = cls._class_defaults()
-    for method, section in cls._sections.items():
+    for method in cls._sections:
+        params = {p.name: p for p in method_parameters(cls, method)}
         offered = _keywords(_call(cls, method))
-        assert set(offered) == {f"{name}=" for name in section.names}, (cls, method)
+        assert set(offered) == {f"{name}=" for name in params}, (cls, method)
         script, line, column = _script(_call(cls, method))
         (signature,) = script.get_signatures(line, column)
         for param in signature.params:
@@ -89,7 +89,7 @@ def test_every_fluent_method_completes_every_keyword_with_its_type_and_default(
             text = param.to_string()
             assert text.startswith(f"{param.name}: "), text
             default = _default_of(text)
-            expected = thaw(defaults[key_of(param.name)])
+            expected = params[param.name].default(defaults)
             try:
                 shown = ast.literal_eval(default)
             except ValueError:  # a long default is shown as the module constant it equals
@@ -104,9 +104,9 @@ def test_signature_help_documents_each_parameter(cls: type[AlgorithmConfig]) -> 
         (signature,) = script.get_signatures(line, column)
         doc = " ".join(signature.docstring().split())
         assert " ".join(section.doc.split()) in doc, (cls.__name__, method)
-        for name in section.names:
-            described = " ".join(f"{name}: {section.description(name)}".split())
-            assert described in doc, (cls.__name__, method, name)
+        for param in method_parameters(cls, method):
+            described = " ".join(f"{param.name}: {param.description}".split())
+            assert described in doc, (cls.__name__, method, param.name)
 
 
 @pytest.mark.parametrize(

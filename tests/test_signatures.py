@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
+import operator
 import typing
 
 import pytest
@@ -10,7 +12,10 @@ from typing_extensions import Unpack
 
 from rlconf import A2CConfig, AlgorithmConfig, PGConfig, PPOConfig
 from rlconf.frozen import thaw
-from rlconf.section import key_of, strip_annotated
+from rlconf.inert_keys import INERT_KEYS
+from rlconf.key_aliases import canonical_key
+from rlconf.method_parameters import method_parameters
+from rlconf.section import key_of, pyname_of, strip_annotated
 
 CLASSES = [AlgorithmConfig, PPOConfig, PGConfig, A2CConfig]
 
@@ -51,25 +56,49 @@ def test_help_text_documents_each_parameter() -> None:
     assert "clip_param: PPO's surrogate clipping range. Default: 0.3." in doc
 
 
+def _declared_hint(config_class: type[AlgorithmConfig], method: str, name: str) -> object:
+    """The hint of the field a keyword of ``method`` sets: its section's own, or for another
+    name of a key (``Section.keywords``) the field of the section that declares that key; an
+    inert key's accepted values' type."""
+    section = config_class._sections[method]
+    if name in section.names:
+        return section.hints[name]
+    key = canonical_key(name)
+    owner = config_class._info().section_of_key.get(key)
+    if owner is None:
+        return functools.reduce(operator.or_, {type(v) for v in INERT_KEYS[key].accepted})
+    return owner.hints[pyname_of(key)]
+
+
+def _default(config_class: type[AlgorithmConfig], name: str) -> object:
+    key = canonical_key(key_of(name))
+    if key in INERT_KEYS:
+        return INERT_KEYS[key].accepted[0]
+    return thaw(config_class._class_defaults()[key])
+
+
 @pytest.mark.parametrize("config_class", CLASSES)
 def test_runtime_signatures_match_the_sections(config_class: type[AlgorithmConfig]) -> None:
-    defaults = config_class._class_defaults()
     for method, section in config_class._sections.items():
         signature = inspect.signature(getattr(config_class, method))
         params = dict(signature.parameters)
         assert params.pop("self").kind is inspect.Parameter.POSITIONAL_ONLY
-        assert list(params) == list(section.ordered_names), method
-        hints = section.hints
+        extra = [p.name for p in method_parameters(config_class, method)][len(section.names) :]
+        assert list(params) == [*section.ordered_names, *extra], method
         for name, param in params.items():
-            assert param.default == thaw(defaults[key_of(name)]), (method, name)
-            assert param.annotation == strip_annotated(hints[name]), (method, name)
+            assert param.default == _default(config_class, name), (method, name)
+            hint = _declared_hint(config_class, method, name)
+            assert param.annotation == strip_annotated(hint), (method, name)
             expected_kind = (
                 inspect.Parameter.POSITIONAL_OR_KEYWORD
                 if name in section.positional
                 else inspect.Parameter.KEYWORD_ONLY
             )
             assert param.kind is expected_kind, (method, name)
-            assert section.description(name), f"{method}({name}) has no one-line doc"
+            doc = getattr(config_class, method).__doc__ or ""
+            assert f"    {name}: " in doc and (
+                name not in section.names or section.description(name)
+            ), f"{method}({name}) has no one-line doc"
 
 
 def _static_fields(config_class: type[AlgorithmConfig], method: str) -> dict[str, object]:
@@ -91,11 +120,9 @@ def _static_fields(config_class: type[AlgorithmConfig], method: str) -> dict[str
 
 @pytest.mark.parametrize("config_class", CLASSES)
 def test_static_signatures_match_the_sections(config_class: type[AlgorithmConfig]) -> None:
-    for method, section in config_class._sections.items():
+    for method in config_class._sections:
         static = _static_fields(config_class, method)
-        assert set(static) == set(section.names), method
+        assert set(static) == {p.name for p in method_parameters(config_class, method)}, method
         for name, hint in static.items():
-            assert repr(strip_annotated(hint)) == repr(strip_annotated(section.hints[name])), (
-                method,
-                name,
-            )
+            declared = _declared_hint(config_class, method, name)
+            assert repr(strip_annotated(hint)) == repr(strip_annotated(declared)), (method, name)

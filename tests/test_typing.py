@@ -6,7 +6,13 @@ import pytest
 from mypy import api
 
 GOOD = """
-from rlconf import A2CConfig, DQNConfig, PPOConfig
+from typing import Self
+
+from typing_extensions import Unpack
+
+from rlconf import A2CConfig, AlgorithmConfig, DQNConfig, PPOConfig
+from rlconf.fluent import fluent
+from rlconf.sections.training import TrainingArgs
 
 config = (
     PPOConfig()
@@ -35,6 +41,32 @@ dqn: DQNConfig = (
     .multi_agent(policy_mapping_fn="my_module:policy_for")
     .callbacks("my_module:MyCallbacks")
 )
+new_stack: PPOConfig = (
+    PPOConfig()
+    .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
+    .env_runners(num_env_runners=2, num_envs_per_env_runner=4, explore=True)
+    .learners(num_learners=0, num_gpus_per_learner=0)
+    .training(num_epochs=6, minibatch_size=128, train_batch_size_per_learner=2000)
+    .rl_module(model_config={"fcnet_hiddens": [32], "head_fcnet_hiddens": []})
+    .fault_tolerance(restart_failed_env_runners=True)
+    .evaluation(evaluation_num_env_runners=1, evaluation_config=PPOConfig.overrides(explore=False))
+    .checkpointing(export_native_model_files=False)
+)
+
+
+# A method written by hand over a TypedDict extending the section's takes its other names too
+# (train_batch_size_per_learner), so it still overrides the generated one.
+class MyArgs(TrainingArgs, total=False):
+    bonus: float
+
+
+class MyConfig(AlgorithmConfig):
+    @fluent
+    def training(self, /, **kwargs: Unpack[MyArgs]) -> Self:
+        return self._set("training", dict(kwargs))
+
+
+mine_too: MyConfig = MyConfig().training(bonus=0.5, train_batch_size_per_learner=100)
 """
 
 BAD = """
@@ -45,6 +77,8 @@ PPOConfig().training(lr="abc")
 PPOConfig().rollouts(num_workers=1.5)
 PPOConfig().training(model={"fcnet_hidens": [64]})
 PPOConfig().framework("tf")
+PPOConfig().env_runners(num_env_runners=1.5)
+PPOConfig().training(num_epochs="6")
 """
 
 
@@ -89,3 +123,6 @@ def test_misspelt_keyword_and_wrong_types_are_reported(mypy_run: tuple[str, str]
     assert '"num_workers"' in at(6) and '"float"' in at(6), bad
     assert "fcnet_hidens" in at(7), bad
     assert '"tf"' in at(8) or "framework" in at(8), bad
+    # RLlib's new API stack names are typed as the fields they set.
+    assert '"num_env_runners"' in at(9) and '"float"' in at(9), bad
+    assert '"num_epochs"' in at(10) and '"str"' in at(10), bad

@@ -24,19 +24,26 @@ from rlconf.fluent import NOT_SET
 from rlconf.generated.algorithm_config_fluent import AlgorithmConfigFluent
 from rlconf.inert_keys import INERT_KEYS
 from rlconf.key_aliases import resolve_aliases
-from rlconf.section import Section
+from rlconf.method_parameters import routed_keys
+from rlconf.new_stack_names import per_learner_issues
+from rlconf.section import Section, key_of
+from rlconf.sections.api_stack import API_STACK
 from rlconf.sections.callbacks import CALLBACKS
+from rlconf.sections.checkpointing import CHECKPOINTING
 from rlconf.sections.debugging import DEBUGGING
+from rlconf.sections.env_runners import ENV_RUNNERS
 from rlconf.sections.environment import ENVIRONMENT
 from rlconf.sections.evaluation import EVALUATION
 from rlconf.sections.exploration import EXPLORATION
 from rlconf.sections.fault_tolerance import FAULT_TOLERANCE
 from rlconf.sections.framework import FRAMEWORK
+from rlconf.sections.learners import LEARNERS
 from rlconf.sections.multi_agent import MULTI_AGENT
 from rlconf.sections.offline_data import OFFLINE_DATA
 from rlconf.sections.python_environment import PYTHON_ENVIRONMENT
 from rlconf.sections.reporting import REPORTING
 from rlconf.sections.resources import RESOURCES
+from rlconf.sections.rl_module import RL_MODULE
 from rlconf.sections.rollouts import ROLLOUTS
 from rlconf.sections.training import TRAINING
 
@@ -83,6 +90,12 @@ class AlgorithmConfig(
             DEBUGGING,
             OFFLINE_DATA,
             PYTHON_ENVIRONMENT,
+            # RLlib's new API stack: keywords of the sections above under its names
+            API_STACK,
+            ENV_RUNNERS,
+            LEARNERS,
+            RL_MODULE,
+            CHECKPOINTING,
         )
     }
     #: Defaults of this algorithm that differ from the sections' (by config key).
@@ -124,19 +137,33 @@ class AlgorithmConfig(
         where: str,
         prefix: str,
     ) -> tuple[dict[str, Any], list[FieldIssue]]:
-        """Validate keyword arguments of one fluent method; results by config key."""
+        """Validate keyword arguments of one fluent method; results by config key. A keyword
+        that sets a key of another section (``env_runners(explore=...)``: ``Section.keywords``)
+        is validated by that section."""
         known: dict[str, Any] = {}
+        elsewhere: dict[str, dict[str, Any]] = {}
         inert: dict[str, Any] = {}
         resolved = resolve_aliases(given, prefix)
         issues: list[FieldIssue] = list(resolved.issues)
+        issues += per_learner_issues(resolved.given_as, resolved.values, self._values, prefix)
         names = set(section.names)
+        routed = routed_keys(type(self), section.method)
         for pyname, value in resolved.values.items():
+            route = routed.get(key_of(pyname)) if isinstance(pyname, str) else None
             if pyname in names:
                 known[pyname] = value
-            elif pyname in INERT_KEYS and INERT_KEYS[pyname].method == section.method:
+            elif route is not None and route.section is not None:
+                elsewhere.setdefault(route.section.method, {})[route.field] = value
+            elif pyname in INERT_KEYS and (
+                INERT_KEYS[pyname].method == section.method or route is not None
+            ):
                 inert.update(self._check_inert(pyname, value, prefix, issues))
             else:
                 issues.append(self._unknown_key_issue(prefix + pyname, pyname, section))
         validated, issues = self._finish(section, known, issues, prefix, self._values)
+        for method, values in elsewhere.items():
+            owner = self._sections[method]
+            more, issues = self._finish(owner, values, issues, prefix, self._values)
+            validated.update(more)
         validated.update(inert)
         return validated, resolved.relabel(issues, prefix)

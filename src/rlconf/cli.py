@@ -156,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--metric",
         action="append",
         metavar="KEY",
-        help="result key to draw, one subplot each (repeatable; nested keys joined with '/'); "
+        help="result key to draw, one subplot each (repeatable; nested keys joined with '/'; "
+        "either API stack's name: env_runners/episode_return_mean or episode_reward_mean); "
         "default: episode_reward_mean, and evaluation/episode_reward_mean where a run "
         "evaluated",
     )

@@ -29,17 +29,50 @@ class ConfigLifecycle(ConfigChecks):
         The config is copied and frozen for the algorithm; this config stays editable.
         ``env`` overrides the configured env.
         """
+        return self._build_algorithm(env, "build")
+
+    def build_algo(self, env: Any = None, logger_creator: Any = None, use_copy: bool = True) -> Any:
+        """``build()`` under the name and with the signature of RLlib's new API stack.
+
+        ``use_copy=False`` freezes this config too, as RLlib's algorithm then takes this object
+        and freezes it (the algorithm holds a frozen copy with the same values either way).
+        ``logger_creator`` is refused but for None: the algorithm writes its own results, to
+        ``debugging(logger_config={"logdir": ...})`` when given.
+        """
+        where = f"{type(self).__name__}.build_algo()"
+        if logger_creator is not None:
+            raise ConfigError.single(
+                where,
+                "logger_creator",
+                "is not supported: the algorithm writes its results (result.json, "
+                "progress.csv, TensorBoard events) itself; choose their folder with "
+                "debugging(logger_config={'logdir': ...})",
+                value=logger_creator,
+                has_value=True,
+                allowed="None",
+            )
+        if not isinstance(use_copy, bool):
+            raise ConfigError.single(
+                where, "use_copy", "must be a bool", value=use_copy, has_value=True, allowed="bool"
+            )
+        algorithm = self._build_algorithm(env, "build_algo")
+        if not use_copy and not self._frozen:
+            self.freeze()
+        return algorithm
+
+    def _build_algorithm(self, env: Any, method: str) -> Any:
         from rlconf.registry import get_algorithm_class
         from rlconf.unresolved_spaces import refuse_search_spaces
 
+        where = f"{type(self).__name__}.{method}()"
         if self.algo_name is None:
             raise ConfigError.single(
-                f"{type(self).__name__}.build()",
+                where,
                 "algorithm",
                 "is not set: a plain AlgorithmConfig has no algorithm to build",
                 allowed="an algorithm's config class, e.g. PPOConfig, PGConfig, A2CConfig",
             )
-        refuse_search_spaces(self, f"{type(self).__name__}.build()")
+        refuse_search_spaces(self, where)
         return get_algorithm_class(self.algo_name)(config=self, env=env)
 
     @property

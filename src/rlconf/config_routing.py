@@ -14,6 +14,8 @@ from rlconf.field_validation import validate_section
 from rlconf.frozen import FrozenDict, freeze, thaw
 from rlconf.inert_keys import INERT_KEYS
 from rlconf.key_aliases import KEY_ALIASES, resolve_aliases
+from rlconf.method_parameters import method_parameters
+from rlconf.new_stack_names import per_learner_issues
 from rlconf.policy_spec import PolicySpec
 from rlconf.section import Section, key_of, pyname_of
 from rlconf.unknown_keys import DROPPED_KEYS, did_you_mean
@@ -108,13 +110,19 @@ class ConfigRouting(ConfigBase):
         pool = (
             [pyname_of(k) for k in info.section_of_key] if section is None else list(section.names)
         )
+        if section is not None:
+            pool += [p.name for p in method_parameters(cls, section.method)]
         pool += [
             name
             for name, alias in KEY_ALIASES.items()
             if not alias.deprecated and pyname_of(alias.key) in pool
         ]
-        hint = did_you_mean(key, pool)
-        allowed = ", ".join(section.ordered_names) if section is not None else ""
+        hint = did_you_mean(key, list(dict.fromkeys(pool)))
+        allowed = (
+            ", ".join(p.name for p in method_parameters(cls, section.method))
+            if section is not None
+            else ""
+        )
         return FieldIssue(
             label,
             "unknown key" + (f" ({hint})" if hint else ""),
@@ -149,6 +157,7 @@ class ConfigRouting(ConfigBase):
             ]
         resolved = resolve_aliases(data, prefix)
         issues.extend(resolved.issues)
+        issues.extend(per_learner_issues(resolved.given_as, resolved.values, current, prefix))
         for key, value in resolved.values.items():
             if not isinstance(key, str):
                 issues.append(

@@ -31,7 +31,7 @@ from rlconf.env_ids import env_import_issue, env_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.registry import algorithm_issue, get_config_class
 from rlconf.search_space import search_space_paths
-from rlconf.stop_criteria import stop_issues
+from rlconf.stop_criteria import flat_stop, stop_issues
 from rlconf.yaml_lines import KeyLines, read_yaml
 
 #: Keys of one experiment in a YAML file, and what each holds.
@@ -198,7 +198,7 @@ def make_experiment(
         name,
         str(spec["run"]),
         config,
-        {str(k): v for k, v in {**(spec.get("stop") or {}), **flags.stop}.items()},
+        {**flat_stop(spec.get("stop") or {}), **flat_stop(flags.stop)},
         checkpoint_freq,
         checkpoint_at_end,
         flags.local_dir if flags.local_dir is not None else spec.get("local_dir"),

@@ -22,8 +22,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from rlconf.frozen import thaw
-from rlconf.section import key_of
+from rlconf.method_parameters import method_parameters
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -98,19 +97,17 @@ class _FluentMethod:
         defaults = owner._class_defaults()
         params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
         lines = []
-        for pyname in section.ordered_names:
+        for param in method_parameters(owner, self._name):
             kind = (
                 inspect.Parameter.POSITIONAL_OR_KEYWORD
-                if pyname in section.positional
+                if param.positional
                 else inspect.Parameter.KEYWORD_ONLY
             )
-            default = thaw(defaults[key_of(pyname)])
+            default = param.default(defaults)
             params.append(
-                inspect.Parameter(
-                    pyname, kind, default=default, annotation=section.plain_type(pyname)
-                )
+                inspect.Parameter(param.name, kind, default=default, annotation=param.plain_type)
             )
-            lines.append(f"    {pyname}: {section.description(pyname)} Default: {default!r}.")
+            lines.append(f"    {param.name}: {param.description} Default: {default!r}.")
         params.sort(key=lambda p: p.kind)
         method.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             params, return_annotation=owner

@@ -51,8 +51,8 @@ from typing import Any
 import typing_extensions
 
 from rlconf.algorithm_config import AlgorithmConfig
-from rlconf.frozen import thaw
-from rlconf.section import Section, key_of
+from rlconf.method_parameters import method_parameters
+from rlconf.section import Section
 
 PROG = "python -m rlconf.fluent_codegen"
 _INDENT = " " * 4
@@ -269,24 +269,29 @@ def render_method(cls: type[AlgorithmConfig], method: str) -> Rendered:
     """The source of ``cls.<method>`` (indented for a class body), and the names it needs."""
     section: Section = cls._sections[method]
     module = sys.modules[cls.__module__]
-    elsewhere = _declaring_modules(section.fields) + [
-        sys.modules[c.__module__] for c in _config_bases(cls)
-    ]
+    bases = [sys.modules[c.__module__] for c in _config_bases(cls)]
     defaults = cls._class_defaults()
     body = 2 * _INDENT
     params = [f"{body}self: SelfConfig,", f"{body}/,"]
     docs = []
     rendered = Rendered("", {"fluent": "rlconf.fluent", "SelfConfig": "rlconf.fluent"})
     keyword_only = False
-    for name in section.ordered_names:
-        if name not in section.positional and not keyword_only:
+    for param in method_parameters(cls, method):
+        name = param.name
+        if not param.positional and not keyword_only:
             params.append(f"{body}*,")
             keyword_only = True
-        annotation = field_annotation(section.fields, name)
+        # A keyword that sets another section's key (or an inert key) is typed as that key.
+        declared = param.section or section
+        annotation = (
+            field_annotation(declared.fields, param.field)
+            if param.section is not None
+            else Annotation(param.type_text, {})
+        )
         default, needed = default_text(
-            thaw(defaults[key_of(name)]),
+            param.default(defaults),
             module,
-            elsewhere,
+            _declaring_modules(declared.fields) + bases,
             f"{cls.__name__}.{method}({name}=...)",
         )
         rendered.add(Rendered("", dict(annotation.imports)))
@@ -295,7 +300,7 @@ def render_method(cls: type[AlgorithmConfig], method: str) -> Rendered:
         params.append(f"{body}{name}: {annotation.text} = {default},{noqa}")
         docs.extend(
             _wrapped(
-                f"{name}: {section.description(name)} Default: {default}.",
+                f"{name}: {param.description} Default: {default}.",
                 3 * _INDENT,
                 4 * _INDENT,
             )

@@ -28,6 +28,11 @@ _INITIALIZER = (
     "an RLlib 2.x weight initializer; rlconf's models initialise their layers themselves "
     "(orthogonal weights, zero biases; model.custom_model for your own)"
 )
+_ONE_PATH = (
+    "rlconf has one learning path, which both of RLlib's API stacks map onto: RL modules "
+    "(runtime.RLModule) built from the model dict, trained by the learner group, sampled by "
+    "rlconf's own rollout workers"
+)
 #: RLlib's DEPRECATED_VALUE: what it writes into params.json for a deprecated key left unset.
 _DEPRECATED_VALUE = -1
 
@@ -154,8 +159,22 @@ INERT_KEYS: dict[str, InertKey] = {
         "episodes carried over from one evaluation to the next are not available",
         "evaluation",
     ),
-    "_enable_new_api_stack": InertKey(
-        (False,), "the new API stack (RLlib 2.x) does not exist in rlconf", "training"
+    # RLlib's switches between its two stacks (Ray 2.10's experimental one, and api_stack()'s
+    # two since Ray 2.20). rlconf has one learning path, which either spelling runs: its
+    # policies' networks are RL modules trained by the learner group, sampled by its own
+    # rollout workers; so no value changes anything.
+    "_enable_new_api_stack": InertKey((True, False), _ONE_PATH, "training"),
+    "enable_rl_module_and_learner": InertKey((True, False), _ONE_PATH, "api_stack"),
+    "enable_env_runner_and_connector_v2": InertKey((True, False), _ONE_PATH, "api_stack"),
+    # RLlib's checkpointing(): rlconf's checkpoints are always the same files.
+    "export_native_model_files": InertKey(
+        (False,),
+        "a checkpoint holds rlconf's own state and tensor files, no native model files; "
+        "algo.get_policy().model is the torch module to save",
+        "checkpointing",
+    ),
+    "checkpoint_trainable_policies_only": InertKey(
+        (False,), "a checkpoint holds every policy's state", "checkpointing"
     ),
 }
 
@@ -176,6 +195,20 @@ _INITIALIZER_KEYS = [
     )
     for suffix in ("", "_config")
 ]
+#: The same keys of RLlib's new API stack (its DefaultModelConfig): ``*_kernel_initializer`` and
+#: ``*_kwargs``, and those of the heads' layers.
+_INITIALIZER_KEYS += [
+    f"{layers}_{part}_initializer{suffix}"
+    for layers in ("fcnet", "conv", "head_fcnet", "lstm")
+    for part in ("kernel", "bias")
+    for suffix in ("", "_kwargs")
+    if f"{layers}_{part}_initializer{suffix}" not in _INITIALIZER_KEYS
+]
+_NO_HEADS = (
+    "RLlib's default RL modules give each output (policy, value, Q) an MLP head of its own; "
+    "rlconf's outputs are one linear layer each on the network's last hidden layer: put "
+    "those layers in fcnet_hiddens (vf_share_layers=False gives the value function its own)"
+)
 
 #: Keys of the ``model`` dict; ``rlconf.model_config`` declares them with this metadata.
 INERT_MODEL_KEYS: dict[str, InertKey] = {
@@ -210,6 +243,11 @@ INERT_MODEL_KEYS: dict[str, InertKey] = {
         "the model's log-std as it is",
     ),
     **{key: InertKey((None,), _INITIALIZER) for key in _INITIALIZER_KEYS},
+    "head_fcnet_hiddens": InertKey(([],), _NO_HEADS),
+    # Without head layers (the only head_fcnet_hiddens accepted) their activation acts nowhere.
+    "head_fcnet_activation": InertKey(
+        ("relu", "tanh", "swish", "silu", "elu", "linear", None), _NO_HEADS
+    ),
 }
 
 

@@ -1,13 +1,16 @@
 """Other names of rlconf's config keys: the one table of them, and how given keys are resolved.
 
 RLlib 2.x renamed a few settings that rlconf keeps under the reference's names
-(``min_sample_timesteps_per_iteration`` is rlconf's ``min_sample_timesteps_per_reporting``), and
+(``min_sample_timesteps_per_iteration`` is rlconf's ``min_sample_timesteps_per_reporting``), its
+new API stack renamed more (``num_env_runners``, ``num_epochs``: ``rlconf.new_stack_names``), and
 the reference still takes a few deprecated names (``metrics_smoothing_episodes``, ``monitor``).
 Such a name is the same setting as the key it names, with one value: every input path (the
 fluent methods' keywords, ``from_dict``, ``update_from_dict``, item and attribute assignment,
 ``overrides`` and nested overrides, YAML files) sets that key, and reading by either name gives
-its value. ``to_dict()`` and JSON give it back under rlconf's key only, and the fluent methods'
-signatures (what editors complete and type checkers check) list that key only. A deprecated
+its value. ``to_dict()`` and JSON give it back under rlconf's key only. The fluent methods'
+signatures (what editors complete and type checkers check) list rlconf's key, and besides it the
+names their section declares (``Section.aliases``: ``training(num_epochs=...)``) or lists
+(``Section.keywords``: ``env_runners(num_env_runners=...)``). A deprecated
 name is accepted with a ``DeprecationWarning`` naming the key to use. Giving both names of one
 setting with different values is an error naming both.
 
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from rlconf.errors import FieldIssue, short_repr
+from rlconf.new_stack_names import NEW_STACK_NAMES
 
 
 @dataclass(frozen=True)
@@ -37,10 +41,14 @@ class KeyAlias:
 
     key: str
     deprecated: bool = False
+    #: A name of RLlib's new API stack (``rlconf.new_stack_names``) rather than of RLlib 2.x.
+    new_stack: bool = False
 
     def describe(self) -> str:
         if self.deprecated:
             return f"the deprecated name of {self.key}"
+        if self.new_stack:
+            return f"RLlib's new API stack name of {self.key}"
         return f"the RLlib 2.x name of {self.key}"
 
 
@@ -51,11 +59,10 @@ KEY_ALIASES: dict[str, KeyAlias] = {
     "min_time_s_per_iteration": KeyAlias("min_time_s_per_reporting"),
     "custom_evaluation_function": KeyAlias("custom_eval_function"),
     "num_rollout_workers": KeyAlias("num_workers"),
-    "num_env_runners": KeyAlias("num_workers"),
     "optimization_config": KeyAlias("optimization"),
-    "evaluation_num_env_runners": KeyAlias("evaluation_num_workers"),
     "metrics_smoothing_episodes": KeyAlias("metrics_num_episodes_for_smoothing", deprecated=True),
     "monitor": KeyAlias("record_env", deprecated=True),
+    **{name: KeyAlias(key, new_stack=True) for name, key in NEW_STACK_NAMES.items()},
 }
 
 #: (dict-valued config key, key inside it) -> the top-level config key it sets.

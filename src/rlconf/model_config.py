@@ -203,6 +203,25 @@ class ModelConfigDict(TypedDict, total=False):
     lstm_weights_initializer_config: Annotated[Any, _INERT["lstm_weights_initializer_config"]]
     lstm_bias_initializer: Annotated[Any, _INERT["lstm_bias_initializer"]]
     lstm_bias_initializer_config: Annotated[Any, _INERT["lstm_bias_initializer_config"]]
+    # RLlib's new API stack (its DefaultModelConfig, rl_module(model_config=...)): the same
+    # initializers under their new names, and the output heads' layers, which rlconf's networks
+    # don't have (their other keys are the ones above, under the same names).
+    fcnet_kernel_initializer: Annotated[Any, _INERT["fcnet_kernel_initializer"]]
+    fcnet_kernel_initializer_kwargs: Annotated[Any, _INERT["fcnet_kernel_initializer_kwargs"]]
+    fcnet_bias_initializer_kwargs: Annotated[Any, _INERT["fcnet_bias_initializer_kwargs"]]
+    conv_kernel_initializer_kwargs: Annotated[Any, _INERT["conv_kernel_initializer_kwargs"]]
+    conv_bias_initializer_kwargs: Annotated[Any, _INERT["conv_bias_initializer_kwargs"]]
+    lstm_kernel_initializer: Annotated[Any, _INERT["lstm_kernel_initializer"]]
+    lstm_kernel_initializer_kwargs: Annotated[Any, _INERT["lstm_kernel_initializer_kwargs"]]
+    lstm_bias_initializer_kwargs: Annotated[Any, _INERT["lstm_bias_initializer_kwargs"]]
+    head_fcnet_hiddens: Annotated[list[int], _INERT["head_fcnet_hiddens"]]
+    head_fcnet_activation: Annotated[Activation | None, _INERT["head_fcnet_activation"]]
+    head_fcnet_kernel_initializer: Annotated[Any, _INERT["head_fcnet_kernel_initializer"]]
+    head_fcnet_kernel_initializer_kwargs: Annotated[
+        Any, _INERT["head_fcnet_kernel_initializer_kwargs"]
+    ]
+    head_fcnet_bias_initializer: Annotated[Any, _INERT["head_fcnet_bias_initializer"]]
+    head_fcnet_bias_initializer_kwargs: Annotated[Any, _INERT["head_fcnet_bias_initializer_kwargs"]]
 
 
 #: The keys of the reference's Atari preprocessing, at their defaults: they act on the env's

@@ -94,9 +94,11 @@ def choose_metrics(runs: Sequence[RunResults], asked: Sequence[str] | None) -> l
     if asked:
         chosen = list(dict.fromkeys(asked))
     else:
-        chosen = [DEFAULT_METRIC] + ([EVALUATION_METRIC] if EVALUATION_METRIC in have else [])
+        evaluated = any(run.metric_key(EVALUATION_METRIC) for run in runs)
+        chosen = [DEFAULT_METRIC] + ([EVALUATION_METRIC] if evaluated else [])
     for key in chosen:
-        if key not in have:
+        # Either API stack's name of a metric reads the runs that report the other.
+        if not any(run.metric_key(key) for run in runs):
             raise PlotError(_unknown_metric(key, have, given=bool(asked)))
     return chosen
 

@@ -30,6 +30,10 @@ from rlconf.stop_progress import (
 
 REWARD = "episode_reward_mean"
 EVALUATION_REWARD = "evaluation/episode_reward_mean"
+#: Each reward under both its names (RLlib's new API stack's second): a criterion on either
+#: shows it already.
+REWARD_KEYS = (REWARD, "env_runners/episode_return_mean")
+EVALUATION_REWARD_KEYS = (EVALUATION_REWARD, "evaluation/env_runners/episode_return_mean")
 _STEPS, _ITERATION, _TIME = "timesteps_total", "training_iteration", "time_total_s"
 _BLOCKS = " ▏▎▍▌▋▊▉"
 _BAR_WIDTH, _NARROW_BAR = 10, 5
@@ -73,12 +77,12 @@ def shown_reward(it: Iteration) -> tuple[str, float | None] | None:
     missing or NaN (an offline algorithm samples no episodes) the latest evaluation reward;
     None where a criterion already shows it."""
     targets = it.targets
-    if REWARD in targets:
+    if not targets.keys().isdisjoint(REWARD_KEYS):
         return None
     train = training_reward(it.result)
     if train is not None:
         return ("reward", train)
-    if EVALUATION_REWARD in targets:
+    if not targets.keys().isdisjoint(EVALUATION_REWARD_KEYS):
         return None
     if it.evaluation_reward is not None:
         return ("eval reward", it.evaluation_reward)
@@ -180,8 +184,12 @@ def _short_label(key: str) -> str:
     for long, short in (
         ("evaluation/", "eval/"),
         ("sampler_results/", ""),
+        ("env_runners/", ""),
         ("episode_reward_mean", "reward"),
+        ("episode_return_mean", "reward"),
         ("policy_reward_mean", "reward"),
+        ("module_episode_returns_mean", "reward"),
+        ("num_env_steps_sampled_lifetime", "steps"),
         (_STEPS, "steps"),
         (_ITERATION, "iter"),
         (_TIME, "time"),

@@ -5,8 +5,11 @@ Most keys are fixed. Some sub-trees have keys that depend on the run: a pattern 
 them, with ``<name>`` for one path part (``custom_metrics/<metric>_mean``) and a trailing
 ``/...`` for any deeper path (``info/learner/<policy id>/...``). The sampler metrics (episode
 metrics and ``sampler_perf``) are also under ``sampler_results/``, where RLlib 2.x has them
-(``sampler_results/episode_reward_mean``). ``rlconf train`` checks stop criteria against this
-description before anything heavy is imported.
+(``sampler_results/episode_reward_mean``). RLlib's new API stack layout is there too
+(``NEW_STACK_KEYS``): ``env_runners/episode_return_mean``, ``learners/<module id>/...``,
+``evaluation/env_runners/...``, the ``*_lifetime`` counters (``rlconf.metrics`` names them).
+``rlconf train`` checks stop criteria against this description before anything heavy is
+imported.
 """
 
 from __future__ import annotations
@@ -196,6 +199,105 @@ TRAINING_KEYS: tuple[ResultKey, ...] = (
     ),
 )
 
+#: The episode keys of ``env_runners/``, in training and evaluation results alike.
+ENV_RUNNER_EPISODE_KEYS: tuple[ResultKey, ...] = (
+    *_numbers(
+        {
+            "episode_return_mean": "mean return of the recent episodes (episode_reward_mean)",
+            "episode_return_min": "lowest return of the recent episodes",
+            "episode_return_max": "highest return of the recent episodes",
+            "episode_len_mean": "mean length of the recent episodes",
+            "episode_len_min": "shortest of the recent episodes",
+            "episode_len_max": "longest of the recent episodes",
+            "num_episodes": "episodes finished in this iteration (episodes_this_iter)",
+            "num_env_steps_sampled": "env steps sampled in this iteration",
+        }
+    ),
+    ResultKey(
+        "agent_episode_returns_mean/<agent id>",
+        "number",
+        "mean return of one agent ('default_agent' in a single-agent env)",
+        examples=("agent_episode_returns_mean/default_agent",),
+        needs_episodes=True,
+    ),
+    ResultKey(
+        "module_episode_returns_mean/<module id>",
+        "number",
+        "mean return per episode of the agents one module (policy) acted for",
+        examples=(f"module_episode_returns_mean/{DEFAULT_POLICY_ID}",),
+        needs_episodes=True,
+    ),
+)
+
+#: The keys of a training result's ``env_runners/`` besides the episode keys.
+ENV_RUNNER_COUNTER_KEYS: tuple[ResultKey, ...] = (
+    *_numbers(
+        {
+            "num_episodes_lifetime": "episodes finished so far",
+            "num_env_steps_sampled_lifetime": "env steps sampled so far",
+            "num_agent_steps_sampled": "agent steps sampled in this iteration (all agents)",
+            "num_agent_steps_sampled_lifetime": "agent steps sampled so far (all agents)",
+        }
+    ),
+    *(
+        ResultKey(
+            f"num_module_steps_sampled{span}/<module id>",
+            "number",
+            f"one module's (policy's) rows sampled {doc}",
+            examples=(f"num_module_steps_sampled{span}/{DEFAULT_POLICY_ID}",),
+        )
+        for span, doc in (("", "in this iteration"), ("_lifetime", "so far"))
+    ),
+)
+
+_NEW_LEARNER_STATS = (
+    "total_loss",
+    "policy_loss",
+    "vf_loss",
+    "entropy",
+    "mean_kl_loss",
+    "default_optimizer_learning_rate",
+    "num_module_steps_trained",
+    "num_module_steps_trained_lifetime",
+    "num_grad_updates_lifetime",
+)
+
+#: The keys of RLlib's new API stack at the top level and under ``env_runners/`` and
+#: ``learners/`` (``evaluation/env_runners/`` has the episode keys).
+NEW_STACK_KEYS: tuple[ResultKey, ...] = (
+    *_numbers(
+        {
+            "num_env_steps_sampled_lifetime": "env steps sampled so far",
+            "num_agent_steps_sampled_lifetime": "agent steps sampled so far (all agents)",
+            "num_env_steps_trained_lifetime": "env steps trained on so far",
+            "num_episodes_lifetime": "episodes finished so far",
+            "learners/__all_modules__/num_env_steps_trained": "env steps trained on in this "
+            "iteration",
+            "learners/__all_modules__/num_env_steps_trained_lifetime": "env steps trained on "
+            "so far",
+            "learners/__all_modules__/num_module_steps_trained": "rows trained on in this "
+            "iteration, all modules",
+            "learners/__all_modules__/num_module_steps_trained_lifetime": "rows trained on so "
+            "far, all modules",
+        }
+    ),
+    ResultKey(
+        "learners/<module id>/...",
+        "number",
+        "a module's (policy's) learner statistics under RLlib's new-stack names "
+        "(mean_kl_loss, curr_kl_coeff, default_optimizer_learning_rate, qf_mean, ...) and its "
+        "rows trained (num_module_steps_trained, ..._lifetime)",
+        examples=tuple(f"learners/{DEFAULT_POLICY_ID}/{s}" for s in _NEW_LEARNER_STATS),
+    ),
+    ResultKey(
+        "timers/<timer>",
+        "number",
+        "seconds: training_iteration, the training steps of this iteration",
+        examples=("timers/training_iteration",),
+    ),
+    *(k.under("env_runners/") for k in (*ENV_RUNNER_EPISODE_KEYS, *ENV_RUNNER_COUNTER_KEYS)),
+)
+
 EVALUATION_PREFIX = "evaluation/"
 #: Where RLlib 2.x nests the sampler metrics; a result has them there too (same values).
 SAMPLER_RESULTS_PREFIX = "sampler_results/"
@@ -210,9 +312,44 @@ SAMPLER_RESULT_KEYS: tuple[ResultKey, ...] = (
 RESULT_KEYS: tuple[ResultKey, ...] = (
     *TRAINING_KEYS,
     *EPISODE_KEYS,
+    *NEW_STACK_KEYS,
     *(k.under(EVALUATION_PREFIX) for k in (*EPISODE_KEYS, *EVALUATION_ONLY_KEYS)),
+    *(k.under(EVALUATION_PREFIX + "env_runners/") for k in ENV_RUNNER_EPISODE_KEYS),
     *(k.under(SAMPLER_RESULTS_PREFIX) for k in SAMPLER_RESULT_KEYS),
 )
+
+
+#: A key of RLlib's new API stack -> the 2.x key that holds the same value in every result.
+TWINS: dict[str, str] = {
+    **{
+        f"{prefix}env_runners/{new}": f"{prefix}{old}"
+        for prefix in ("", EVALUATION_PREFIX)
+        for new, old in {
+            "episode_return_mean": "episode_reward_mean",
+            "episode_return_min": "episode_reward_min",
+            "episode_return_max": "episode_reward_max",
+            "episode_len_mean": "episode_len_mean",
+            "num_episodes": "episodes_this_iter",
+        }.items()
+    },
+    "env_runners/num_episodes_lifetime": "episodes_total",
+    "num_episodes_lifetime": "episodes_total",
+    "env_runners/num_env_steps_sampled_lifetime": "num_env_steps_sampled",
+    "num_env_steps_sampled_lifetime": "num_env_steps_sampled",
+    "env_runners/num_agent_steps_sampled_lifetime": "num_agent_steps_sampled",
+    "num_agent_steps_sampled_lifetime": "num_agent_steps_sampled",
+    "num_env_steps_trained_lifetime": "num_env_steps_trained",
+    "learners/__all_modules__/num_env_steps_trained_lifetime": "num_env_steps_trained",
+}
+
+
+def twins(key: str) -> list[str]:
+    """The other names of ``key``'s value: its 2.x twin, or the new-stack keys it is the
+    twin of (``[]`` for a key without one)."""
+    old = TWINS.get(key)
+    if old is not None:
+        return [old, *(new for new, o in TWINS.items() if o == old and new != key)]
+    return [new for new, o in TWINS.items() if o == key]
 
 
 def describe(key: str) -> ResultKey | None:

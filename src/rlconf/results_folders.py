@@ -15,12 +15,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rlconf.result_keys import twins
+
 #: The file of one JSON object per training iteration that every results folder holds.
 RESULT_FILE = "result.json"
 #: The run's full config as JSON.
 PARAMS_FILE = "params.json"
 #: The result key of the x axis: env steps sampled so far.
 STEPS_KEY = "timesteps_total"
+#: The x axis of rows without ``STEPS_KEY`` (results of RLlib's new API stack).
+NEW_STACK_STEPS_KEY = "num_env_steps_sampled_lifetime"
 
 
 class ResultsFolderError(ValueError):
@@ -46,13 +50,22 @@ class RunResults:
         """The numeric keys the run reports (in any row, also as null)."""
         return {key for row in self.rows for key in row}
 
+    def metric_key(self, key: str) -> str | None:
+        """The name the run reports ``key`` under: ``key``, else its twin of the other API
+        stack (``episode_reward_mean`` / ``env_runners/episode_return_mean``); None where the
+        run reports neither."""
+        keys = self.keys()
+        return next((k for k in (key, *twins(key)) if k in keys), None)
+
     def series(self, key: str) -> tuple[list[float], list[float]]:
-        """``(steps, values)`` of ``key``, in step order: rows where the key or the step is
-        null or missing are left out; where rows share a step (a restored run logging again)
-        the later one counts."""
+        """``(steps, values)`` of ``key`` (or its twin, ``metric_key``), in step order: rows
+        where the key or the step is null or missing are left out; where rows share a step (a
+        restored run logging again) the later one counts."""
+        key = self.metric_key(key) or key
         by_step: dict[float, float] = {}
         for row in self.rows:
-            step, value = row.get(STEPS_KEY), row.get(key)
+            step = row.get(STEPS_KEY, row.get(NEW_STACK_STEPS_KEY))
+            value = row.get(key)
             if step is not None and value is not None:
                 by_step[step] = value
         steps = sorted(by_step)

@@ -23,6 +23,7 @@ from pydantic.fields import FieldInfo
 
 from rlconf.frozen import FrozenDict, freeze
 from rlconf.inert_keys import InertKey
+from rlconf.key_aliases import KEY_ALIASES
 
 #: Python keyword names that stand for a config key which is a Python keyword or builtin.
 #: The only place the two spellings are mapped.
@@ -79,6 +80,15 @@ class Section:
     fields that the method also takes positionally (``environment("CartPole-v1")``);
     ``defaults`` holds the reference defaults by Python name; ``nest_under`` is set for
     sections that live in a nested dict of the reference's flat config (``"multiagent"``).
+
+    The TypedDict declares every keyword the method takes that sets one of its keys: its
+    fields, and other names of them (``rlconf.key_aliases``: ``num_epochs`` for
+    ``num_sgd_iter``, typed as the field), which are keywords, not fields (``aliases``), so that
+    a hand-written ``**kwargs: Unpack[...]`` override of a TypedDict extending it takes all of
+    them. ``keywords`` are the names the method also takes that set a key declared elsewhere: a
+    key of another section (``env_runners(explore=...)``) or by another name
+    (``env_runners(num_env_runners=...)``), or an inert key (``rlconf.inert_keys``); a config
+    class lists those whose key it has (``rlconf.method_parameters``).
     """
 
     method: str
@@ -87,6 +97,7 @@ class Section:
     positional: tuple[str, ...] = ()
     nest_under: str | None = None
     doc: str = ""
+    keywords: tuple[str, ...] = ()
     _frozen_defaults: FrozenDict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -107,15 +118,21 @@ class Section:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The fields (the TypedDict's keys but the other names of keys)."""
         keys: frozenset[str] = getattr(self.fields, "__required_keys__", frozenset()) | getattr(
             self.fields, "__optional_keys__", frozenset()
         )
-        return tuple(keys)
+        return tuple(k for k in keys if k not in KEY_ALIASES)
+
+    @functools.cached_property
+    def aliases(self) -> tuple[str, ...]:
+        """The other names of its fields the TypedDict declares, in declaration order."""
+        return tuple(n for n in self.hints if n in KEY_ALIASES)
 
     @functools.cached_property
     def ordered_names(self) -> tuple[str, ...]:
         """Positional fields first, then the others in declaration order."""
-        rest = [n for n in self.hints if n not in self.positional]
+        rest = [n for n in self.hints if n not in self.positional and n not in KEY_ALIASES]
         return (*self.positional, *rest)
 
     @property
@@ -158,4 +175,5 @@ class Section:
             positional=self.positional,
             nest_under=self.nest_under,
             doc=self.doc,
+            keywords=self.keywords,
         )

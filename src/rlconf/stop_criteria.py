@@ -1,5 +1,8 @@
 """Stop criteria of ``rlconf train``: ``{result key: number}``, met once any key's value in a
-result reaches its number.
+result reaches its number. Nested keys are joined with ``/``
+(``{"env_runners/episode_return_mean": 150}``), or given as nested dicts
+(``{"env_runners": {"episode_return_mean": 150}}``), as RLlib's examples write them either way
+(``flat_stop``).
 
 A key is checked twice. At start, against the static description of the result
 (``rlconf.result_keys``): an unknown key, or one that is not a number, is refused with a
@@ -23,11 +26,26 @@ from rlconf.unknown_keys import did_you_mean
 _ALLOWED = (
     "a numeric result key, nested keys joined with '/': episode_reward_mean, timesteps_total, "
     "training_iteration, time_total_s, evaluation/episode_reward_mean, "
-    "sampler_results/episode_reward_mean, "
+    "sampler_results/episode_reward_mean, env_runners/episode_return_mean, "
+    "num_env_steps_sampled_lifetime, evaluation/env_runners/episode_return_mean, "
     "custom_metrics/<metric>_mean, info/learner/<policy id>/learner_stats/<stat>, ... "
     "(`rlconf result-keys` lists them all)"
 )
 _MAX_LISTED = 12
+
+
+def flat_stop(stop: Mapping[Any, Any]) -> dict[str, Any]:
+    """``stop`` with its nested dicts flattened into ``/``-joined keys, in order:
+    ``{"env_runners": {"episode_return_mean": 150}}`` is
+    ``{"env_runners/episode_return_mean": 150}``."""
+    flat: dict[str, Any] = {}
+    for key, value in stop.items():
+        if isinstance(value, Mapping):
+            for inner, leaf in flat_stop(value).items():
+                flat[f"{key}/{inner}"] = leaf
+        else:
+            flat[str(key)] = value
+    return flat
 
 
 def lookup(result: Mapping[str, Any], key: str) -> Any:
@@ -69,8 +87,7 @@ def stop_issues(
     """Every problem of ``stop``; ``config`` (None when it is invalid itself) tells which
     evaluation runs and whether callbacks or a custom evaluation function add keys."""
     issues: list[FieldIssue] = []
-    for raw_key, value in stop.items():
-        key = str(raw_key)
+    for key, value in flat_stop(stop).items():
         name = f"{prefix}{key}"
         if not _is_number(value):
             issues.append(
@@ -141,8 +158,8 @@ def result_key_issues(
 class StopCriteria:
     """Decides, result by result, whether training is done."""
 
-    def __init__(self, stop: Mapping[str, float], config: AlgorithmConfig, where: str) -> None:
-        self.stop = dict(stop)
+    def __init__(self, stop: Mapping[str, Any], config: AlgorithmConfig, where: str) -> None:
+        self.stop: dict[str, float] = flat_stop(stop)
         self.where = where
         #: Keys whose presence only the results can tell, with their description (if any).
         self._unconfirmed: dict[str, ResultKey | None] = {}

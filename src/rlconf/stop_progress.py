@@ -15,11 +15,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rlconf.stop_criteria import lookup
+from rlconf.stop_criteria import flat_stop, lookup
 
 #: Stop keys that are budgets: they grow steadily with the run from 0, so the part used is
 #: their value over the target and their pace is the run's.
 BUDGET_KEYS = ("timesteps_total", "training_iteration", "time_total_s")
+#: RLlib's new-stack counters, which grow with the run from 0 as the budgets do (paced the same
+#: way, but shown as criteria of their own).
+COUNTER_KEYS = (
+    "num_env_steps_sampled_lifetime",
+    "num_agent_steps_sampled_lifetime",
+    "num_env_steps_trained_lifetime",
+    "num_episodes_lifetime",
+    "env_runners/num_env_steps_sampled_lifetime",
+    "env_runners/num_agent_steps_sampled_lifetime",
+    "env_runners/num_episodes_lifetime",
+    "learners/__all_modules__/num_env_steps_trained_lifetime",
+)
 _TIME = "time_total_s"
 
 
@@ -63,8 +75,8 @@ def _number(value: Any) -> float | None:
 class StopProgress:
     """Follows one run's results against ``stop`` (``{result key: target}``)."""
 
-    def __init__(self, stop: Mapping[str, float]) -> None:
-        self.stop = {str(k): float(v) for k, v in stop.items()}
+    def __init__(self, stop: Mapping[str, Any]) -> None:
+        self.stop = {k: float(v) for k, v in flat_stop(stop).items()}
         self._seen: dict[str, _Seen] = {}
 
     def update(self, result: Mapping[str, Any]) -> list[CriterionProgress]:
@@ -88,7 +100,7 @@ class StopProgress:
         value = seen.latest
         if value >= target:
             return CriterionProgress(key, target, value, 1.0, 0.0)
-        if key in BUDGET_KEYS:
+        if key in BUDGET_KEYS or key in COUNTER_KEYS:
             fraction = value / target  # 0 <= value < target
             left = _budget_left(key, value, target, now)
             return CriterionProgress(key, target, value, fraction, left)

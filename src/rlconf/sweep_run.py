@@ -20,7 +20,7 @@ from rlconf.env_ids import env_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.result_keys import describe, known_names
 from rlconf.search_space import search_space_paths
-from rlconf.stop_criteria import callbacks_add_result_keys, stop_issues
+from rlconf.stop_criteria import callbacks_add_result_keys, flat_stop, stop_issues
 from rlconf.sweep_summary import SweepSummary
 from rlconf.unknown_keys import did_you_mean
 
@@ -67,7 +67,7 @@ class SweepPlan:
 def run(
     configs: C | Sequence[C],
     *,
-    stop: Mapping[str, float] | None = None,
+    stop: Mapping[str, Any] | None = None,
     metric: str = DEFAULT_METRIC,
     mode: Literal["max", "min"] = "max",
     num_samples: int = 1,
@@ -91,7 +91,8 @@ def run(
     plain configs of one algorithm (``sweep.grid(...)``, ``sweep.random(...)``), one trial
     each. Trials run side by side as the cluster's resources allow (at most
     ``max_concurrent``), each until a ``stop`` criterion is met (``{result key: number}``,
-    as ``rlconf train --stop``) or the ``scheduler`` (a Tune scheduler such as
+    as ``rlconf train --stop``; nested keys joined with ``/`` or as nested dicts) or the
+    ``scheduler`` (a Tune scheduler such as
     ``ASHAScheduler`` or ``PopulationBasedTraining``) stops it.
 
     Each trial writes its results folder (params.json, result.json, progress.csv,
@@ -140,7 +141,7 @@ def run(
 def make_plan(
     configs: AlgorithmConfig | Sequence[AlgorithmConfig],
     *,
-    stop: Mapping[str, float] | None,
+    stop: Mapping[str, Any] | None,
     metric: str,
     mode: str,
     num_samples: int,
@@ -241,7 +242,7 @@ def make_plan(
         base=base,
         configs=listed,
         num_samples=num_samples if len(listed) == 1 else len(listed) * num_samples,
-        stop={str(k): v for k, v in (stop or {}).items()},
+        stop=flat_stop(stop or {}),
         metric=metric,
         mode=mode,  # type: ignore[arg-type]  # checked above
         max_concurrent=max_concurrent,

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from rlconf.progress_line import (
-    EVALUATION_REWARD,
-    REWARD,
+    EVALUATION_REWARD_KEYS,
+    REWARD_KEYS,
     Iteration,
     evaluation_reward,
     live_line,
@@ -88,9 +88,10 @@ def final_lines(end: RunEnd) -> list[str]:
         )
     keys = {c.key for c in end.criteria}
     train, evaluation = training_reward(result), evaluation_reward(result)
-    if REWARD not in keys and train is not None:
+    shown = not keys.isdisjoint(REWARD_KEYS)
+    if not shown and train is not None:
         lines.append(f"  training reward: {train:.2f}")
-    elif REWARD not in keys and EVALUATION_REWARD not in keys and evaluation is not None:
+    elif not shown and keys.isdisjoint(EVALUATION_REWARD_KEYS) and evaluation is not None:
         lines.append(f"  evaluation reward: {evaluation:.2f}")
     lines.append(f"  results:    {end.logdir}")
     if end.checkpoint is not None:

@@ -6,10 +6,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from rlconf.new_stack_names import NEW_STACK_REFUSED
+
 #: Keys of the reference's configs that have no meaning in rlconf, and why (the
 #: TensorFlow-only and RLlib 2.x switches that are accepted at their "off" value are in
 #: ``rlconf.inert_keys``; other names of rlconf's keys, deprecated ones among them, are in
-#: ``rlconf.key_aliases``).
+#: ``rlconf.key_aliases``; RLlib's new API stack names without a twin here are in
+#: ``rlconf.new_stack_names``).
 DROPPED_KEYS: dict[str, str] = {
     "sample_collector": "rlconf's runtime has a single, built-in sample collector",
     "simple_optimizer": "deprecated in the reference; the runtime needs no such switch",
@@ -40,6 +43,11 @@ DROPPED_KEYS: dict[str, str] = {
     },
     "Q_model": "deprecated: use q_model_config",
     "policy_model": "deprecated: use policy_model_config",
+    # RLlib's overrides() lets any attribute of its config through, its methods' names too,
+    # and nothing reads this one there.
+    "exploration": "it is the name of the fluent method exploration(), not a setting; "
+    "explore=False evaluates (or acts) without exploring",
+    **NEW_STACK_REFUSED,
 }
 
 

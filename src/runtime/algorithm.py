@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.metrics import TIMERS, TRAINING_ITERATION_TIMER
 from runtime.buffers.multi_agent_replay_buffer import MultiAgentReplayBuffer
 from runtime.callbacks import DefaultCallbacks
 from runtime.cluster.cpu_threads import set_learner_threads
@@ -279,6 +280,10 @@ class Algorithm(
                 and self._counters["num_env_steps_trained"] - trained0 >= min_train
             ):
                 break
+        # RLlib's new stack times the training steps of an iteration under timers/.
+        timers = {TRAINING_ITERATION_TIMER: time.perf_counter() - start}
+        timers.update(step_results.get(TIMERS) or {})
+        step_results = {**step_results, TIMERS: timers}
         return step_results, self._counters["num_env_steps_sampled"] - sampled0
 
     def train(self) -> dict[str, Any]:

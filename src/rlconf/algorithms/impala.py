@@ -157,6 +157,9 @@ class IMPALATrainingArgs(TrainingArgs, LossCoeffArgs, LRScheduleArgs, GradClipAr
             "learner's results; None: nothing is called."
         ),
     ]
+    # RLlib's new API stack name of num_sgd_iter (rlconf.new_stack_names): a keyword that sets
+    # it, typed as it, not a field.
+    num_epochs: PosInt
 
 
 IMPALA_TRAINING: Section = TRAINING.with_fields(

@@ -39,6 +39,10 @@ class PPOTrainingArgs(
     vf_clip_param: Annotated[
         PosFloat, Field(description="Clip value-function updates to this range.")
     ]
+    # RLlib's new API stack names of num_sgd_iter and sgd_minibatch_size
+    # (rlconf.new_stack_names): keywords that set them, typed as them, not fields.
+    num_epochs: PosInt
+    minibatch_size: PosInt
 
 
 #: PPO's model: the policy and the value function in separate networks.

@@ -178,6 +178,7 @@ class AlgorithmConfigFluent:
         train_batch_size: PosInt = 200,
         model: ModelConfigDict = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
+        train_batch_size_per_learner: PosInt = 200,
     ) -> SelfConfig:
         """Sets the learner's hyperparameters.
 
@@ -187,6 +188,8 @@ class AlgorithmConfigFluent:
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 200.
             model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
+            train_batch_size_per_learner: RLlib's new API stack name of train_batch_size (one
+                setting): Steps per training batch, concatenated from fragments. Default: 200.
         """
         return self._set("training", locals())
 
@@ -206,6 +209,7 @@ class AlgorithmConfigFluent:
         num_cpus_for_driver: NonNegFloat | None = None,
         placement_strategy: Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"] = "PACK",
         placement_timeout_s: PosFloat = 60.0,
+        num_cpus_for_main_process: NonNegFloat | None = None,
     ) -> SelfConfig:
         """Sets the resources reserved for the learner and each worker.
 
@@ -230,6 +234,10 @@ class AlgorithmConfigFluent:
                 "PACK".
             placement_timeout_s: Seconds to wait for the placement group's resources before failing.
                 Default: 60.0.
+            num_cpus_for_main_process: RLlib's new API stack name of num_cpus_for_driver (one
+                setting): CPUs for the learner (driver): reserved in a Tune trial (None: 1), and
+                torch's threads there (None: 1 for small networks, every core for conv nets and
+                layers of 256x256 and up); OMP_NUM_THREADS wins. Default: None.
         """
         return self._set("resources", locals())
 
@@ -247,6 +255,8 @@ class AlgorithmConfigFluent:
         evaluation_num_workers: NonNegInt = 0,
         custom_eval_function: FunctionRef | None = None,
         always_attach_evaluation_results: bool = False,
+        evaluation_num_env_runners: NonNegInt = 0,
+        custom_evaluation_function: FunctionRef | None = None,
     ) -> SelfConfig:
         """Sets when and how the policy is evaluated.
 
@@ -267,6 +277,10 @@ class AlgorithmConfigFluent:
                 Default: None.
             always_attach_evaluation_results: Attach the latest evaluation results to every result.
                 Default: False.
+            evaluation_num_env_runners: RLlib's new API stack name of evaluation_num_workers (one
+                setting): Remote evaluation workers; 0 evaluates in the driver. Default: 0.
+            custom_evaluation_function: The RLlib 2.x name of custom_eval_function (one setting):
+                fn(algorithm, eval_workers[, train_future]) -> metrics dict. Default: None.
         """
         return self._set("evaluation", locals())
 
@@ -343,6 +357,8 @@ class AlgorithmConfigFluent:
         ignore_worker_failures: bool = False,
         recreate_failed_workers: bool = False,
         restart_failed_sub_environments: bool = False,
+        restart_failed_env_runners: bool = False,
+        ignore_env_runner_failures: bool = False,
     ) -> SelfConfig:
         """Sets how worker and sub-env failures are handled.
 
@@ -353,6 +369,10 @@ class AlgorithmConfigFluent:
             restart_failed_sub_environments: Make a sub-env that raises in reset() or step() again,
                 drop the episode it was running (counted in num_faulty_episodes) and go on sampling;
                 False: the exception stops sampling. Default: False.
+            restart_failed_env_runners: RLlib's new API stack name of recreate_failed_workers (one
+                setting): Replace a failed worker with a new one. Default: False.
+            ignore_env_runner_failures: RLlib's new API stack name of ignore_worker_failures (one
+                setting): Keep training on the healthy workers when one fails. Default: False.
         """
         return self._set("fault_tolerance", locals())
 
@@ -366,6 +386,9 @@ class AlgorithmConfigFluent:
         min_time_s_per_reporting: NonNegFloat | None = None,
         min_train_timesteps_per_reporting: NonNegInt | None = None,
         min_sample_timesteps_per_reporting: NonNegInt | None = None,
+        min_time_s_per_iteration: NonNegFloat | None = None,
+        min_train_timesteps_per_iteration: NonNegInt | None = None,
+        min_sample_timesteps_per_iteration: NonNegInt | None = None,
     ) -> SelfConfig:
         """Sets how metrics are smoothed and how much work one train() call does.
 
@@ -380,6 +403,14 @@ class AlgorithmConfigFluent:
                 Default: None.
             min_sample_timesteps_per_reporting: Repeat training steps until this many sampled steps.
                 Default: None.
+            min_time_s_per_iteration: The RLlib 2.x name of min_time_s_per_reporting (one setting):
+                Repeat training steps until this many seconds. Default: None.
+            min_train_timesteps_per_iteration: The RLlib 2.x name of
+                min_train_timesteps_per_reporting (one setting): Repeat training steps until this
+                many trained steps. Default: None.
+            min_sample_timesteps_per_iteration: The RLlib 2.x name of
+                min_sample_timesteps_per_reporting (one setting): Repeat training steps until this
+                many sampled steps. Default: None.
         """
         return self._set("reporting", locals())
 
@@ -469,3 +500,160 @@ class AlgorithmConfigFluent:
                 process. Default: {}.
         """
         return self._set("python_environment", locals())
+
+    @fluent
+    def api_stack(
+        self: SelfConfig,
+        /,
+        *,
+        enable_rl_module_and_learner: bool = True,
+        enable_env_runner_and_connector_v2: bool = True,
+    ) -> SelfConfig:
+        """Takes RLlib's API stack switches; rlconf runs its one learning path at either value
+        (named in a note at build).
+
+        Args:
+            enable_rl_module_and_learner: Reference compatibility: only True or False is accepted,
+                and has no effect (rlconf has one learning path, which both of RLlib's API stacks
+                map onto: RL modules (runtime.RLModule) built from the model dict, trained by the
+                learner group, sampled by rlconf's own rollout workers); other values are refused.
+                Default: True.
+            enable_env_runner_and_connector_v2: Reference compatibility: only True or False is
+                accepted, and has no effect (rlconf has one learning path, which both of RLlib's API
+                stacks map onto: RL modules (runtime.RLModule) built from the model dict, trained by
+                the learner group, sampled by rlconf's own rollout workers); other values are
+                refused. Default: True.
+        """
+        return self._set("api_stack", locals())
+
+    @fluent
+    def env_runners(
+        self: SelfConfig,
+        /,
+        *,
+        num_env_runners: NonNegInt = 2,
+        create_env_on_local_worker: bool = False,
+        num_envs_per_env_runner: PosInt = 1,
+        num_cpus_per_env_runner: NonNegFloat = 1.0,
+        num_gpus_per_env_runner: NonNegFloat = 0.0,
+        custom_resources_per_env_runner: dict[str, NonNegFloat] = {},  # noqa: B006
+        compress_observations: bool = False,
+        rollout_fragment_length: PosInt | Literal["auto"] = 200,
+        batch_mode: Literal["truncate_episodes", "complete_episodes"] = "truncate_episodes",
+        explore: bool = True,
+        exploration_config: ExplorationConfig = {"type": "StochasticSampling"},  # noqa: B006
+        remote_worker_envs: bool = False,
+        remote_env_batch_wait_ms: NonNegFloat = 0.0,
+        preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
+        observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+    ) -> SelfConfig:
+        """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
+        rollouts(), under the new API stack's names.
+
+        Args:
+            num_env_runners: RLlib's new API stack name of num_workers (one setting): Remote rollout
+                worker actors; 0 samples in the driver. Default: 2.
+            create_env_on_local_worker: RLlib's new API stack name of create_env_on_driver (one
+                setting): Also create an env on the driver when num_workers > 0. Default: False.
+            num_envs_per_env_runner: RLlib's new API stack name of num_envs_per_worker (one
+                setting): Sub-envs per worker, stepped with one batched forward pass. Default: 1.
+            num_cpus_per_env_runner: RLlib's new API stack name of num_cpus_per_worker (one
+                setting): CPUs per rollout worker. Default: 1.0.
+            num_gpus_per_env_runner: RLlib's new API stack name of num_gpus_per_worker (one
+                setting): GPUs per rollout worker; may be a fraction. Default: 0.0.
+            custom_resources_per_env_runner: RLlib's new API stack name of
+                custom_resources_per_worker (one setting): Custom Ray resources per rollout worker.
+                Default: {}.
+            compress_observations: As in rollouts() (one setting): LZ4-compress observations in
+                sample batches. No effect: replay buffers always hold each distinct image frame
+                once, which is what it saves memory for (output_compress_columns compresses output
+                files). Default: False.
+            rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
+                sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
+                num_envs_per_worker). Default: 200.
+            batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
+                at episode ends. Default: "truncate_episodes".
+            explore: As in exploration() (one setting): Default of compute_action(s)' explore
+                switch. Default: True.
+            exploration_config: As in exploration() (one setting): {'type': built-in name, import
+                path or class, **constructor args}. Default: {"type": "StochasticSampling"}.
+            remote_worker_envs: As in rollouts() (one setting): Run each sub-env in its own actor
+                process; not available, True is refused at build. Default: False.
+            remote_env_batch_wait_ms: As in rollouts() (one setting): How long to wait for remote
+                sub-envs when polling; only matters with remote_worker_envs, so any value but 0 is
+                refused at build. Default: 0.0.
+            preprocessor_pref: As in rollouts() (one setting): 'deepmind': Atari envs get the
+                DeepMind wrappers (noop reset, frame skip with max-pooling, episodic life, fire
+                reset, model.dim x dim grayscale, model.framestack; rewards clipped to their sign
+                unless clip_rewards says otherwise); 'rllib': no wrappers, raw 210x160x3 frames go
+                through the pixel preprocessor (model.dim, grayscale, zero_mean); other envs are the
+                same under both. None: no preprocessing, observations reach the model as the env
+                returns them (Box observation spaces only; others are refused at build). Default:
+                "deepmind".
+            observation_filter: As in rollouts() (one setting): Element-wise observation filter.
+                Default: "NoFilter".
+        """
+        return self._set("env_runners", locals())
+
+    @fluent
+    def learners(
+        self: SelfConfig,
+        /,
+        *,
+        num_learners: NonNegInt = 0,
+        num_cpus_per_learner: NonNegFloat = 1.0,
+        num_gpus_per_learner: NonNegFloat = 0.0,
+    ) -> SelfConfig:
+        """Sets the learner workers: the settings of resources(), under the new API stack's names.
+
+        Args:
+            num_learners: RLlib's new API stack name of num_learner_workers (one setting): Learner
+                actors trained data-parallel with torch.distributed (gloo on CPU, NCCL on GPUs); 0
+                learns in the driver. Default: 0.
+            num_cpus_per_learner: RLlib's new API stack name of num_cpus_per_learner_worker (one
+                setting): CPUs per learner worker (also its torch threads). Default: 1.0.
+            num_gpus_per_learner: RLlib's new API stack name of num_gpus_per_learner_worker (one
+                setting): GPUs per learner worker (0: it learns on CPU). Default: 0.0.
+        """
+        return self._set("learners", locals())
+
+    @fluent
+    def rl_module(
+        self: SelfConfig,
+        /,
+        *,
+        model_config: ModelConfigDict = MODEL_DEFAULTS,
+        model_config_dict: ModelConfigDict = MODEL_DEFAULTS,
+    ) -> SelfConfig:
+        """Sets the policies' networks (RLlib's RL modules): model_config is the model dict of
+        training(), DefaultModelConfig's keys among its keys.
+
+        Args:
+            model_config: RLlib's new API stack name of model (one setting): Model catalog options;
+                updates the current ones. Default: MODEL_DEFAULTS.
+            model_config_dict: RLlib's new API stack name of model (one setting): Model catalog
+                options; updates the current ones. Default: MODEL_DEFAULTS.
+        """
+        return self._set("rl_module", locals())
+
+    @fluent
+    def checkpointing(
+        self: SelfConfig,
+        /,
+        *,
+        export_native_model_files: bool = False,
+        checkpoint_trainable_policies_only: bool = False,
+    ) -> SelfConfig:
+        """Takes RLlib's checkpoint switches at the value rlconf's checkpoints do anyway (every
+        policy's state, no native model files).
+
+        Args:
+            export_native_model_files: Reference compatibility: only False is accepted, and has no
+                effect (a checkpoint holds rlconf's own state and tensor files, no native model
+                files; algo.get_policy().model is the torch module to save); other values are
+                refused. Default: False.
+            checkpoint_trainable_policies_only: Reference compatibility: only False is accepted, and
+                has no effect (a checkpoint holds every policy's state); other values are refused.
+                Default: False.
+        """
+        return self._set("checkpointing", locals())

@@ -84,6 +84,8 @@ class APPOConfigFluent(_APPOConfigParent):
         use_kl_loss: bool = False,
         tau: UnitFloat = 1.0,
         target_update_frequency: PosInt = 1,
+        train_batch_size_per_learner: PosInt = 500,
+        num_epochs: PosInt = 1,
     ) -> SelfConfig:
         """Sets the learner's hyperparameters.
 
@@ -156,5 +158,9 @@ class APPOConfigFluent(_APPOConfigParent):
                 tau) * target (1.0 copies it). Default: 1.0.
             target_update_frequency: Move the target policy towards the learned one (by tau), and
                 adapt kl_coeff with use_kl_loss, after every this many learner updates. Default: 1.
+            train_batch_size_per_learner: RLlib's new API stack name of train_batch_size (one
+                setting): Steps per training batch, concatenated from fragments. Default: 500.
+            num_epochs: RLlib's new API stack name of num_sgd_iter (one setting): Times the learner
+                trains on each train batch. Default: 1.
         """
         return self._set("training", locals())

@@ -57,6 +57,7 @@ class BCConfigFluent(_BCConfigParent):
         bc_logstd_coeff: NonNegFloat = 0.0,
         moving_average_sqd_adv_norm_update_rate: UnitFloat = 1e-08,
         moving_average_sqd_adv_norm_start: PosFloat = 100.0,
+        train_batch_size_per_learner: PosInt = 2000,
     ) -> SelfConfig:
         """Sets the learner's hyperparameters.
 
@@ -81,6 +82,8 @@ class BCConfigFluent(_BCConfigParent):
                 advantages (c^2) the advantages are divided by. Default: 1e-08.
             moving_average_sqd_adv_norm_start: Start value of the moving average of the squared
                 advantages (c^2). Default: 100.0.
+            train_batch_size_per_learner: RLlib's new API stack name of train_batch_size (one
+                setting): Steps per training batch, concatenated from fragments. Default: 2000.
         """
         return self._set("training", locals())
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
     CallableValue,
     JsonDict,
@@ -125,6 +126,7 @@ class MARWILConfigFluent(_MARWILConfigParent):
         bc_logstd_coeff: NonNegFloat = 0.0,
         moving_average_sqd_adv_norm_update_rate: UnitFloat = 1e-08,
         moving_average_sqd_adv_norm_start: PosFloat = 100.0,
+        train_batch_size_per_learner: PosInt = 2000,
     ) -> SelfConfig:
         """Sets the learner's hyperparameters.
 
@@ -149,6 +151,8 @@ class MARWILConfigFluent(_MARWILConfigParent):
                 advantages (c^2) the advantages are divided by. Default: 1e-08.
             moving_average_sqd_adv_norm_start: Start value of the moving average of the squared
                 advantages (c^2). Default: 100.0.
+            train_batch_size_per_learner: RLlib's new API stack name of train_batch_size (one
+                setting): Steps per training batch, concatenated from fragments. Default: 2000.
         """
         return self._set("training", locals())
 
@@ -197,3 +201,72 @@ class MARWILConfigFluent(_MARWILConfigParent):
                 67108864.
         """
         return self._set("offline_data", locals())
+
+    @fluent
+    def env_runners(
+        self: SelfConfig,
+        /,
+        *,
+        num_env_runners: NonNegInt = 0,
+        create_env_on_local_worker: bool = False,
+        num_envs_per_env_runner: PosInt = 1,
+        num_cpus_per_env_runner: NonNegFloat = 1.0,
+        num_gpus_per_env_runner: NonNegFloat = 0.0,
+        custom_resources_per_env_runner: dict[str, NonNegFloat] = {},  # noqa: B006
+        compress_observations: bool = False,
+        rollout_fragment_length: PosInt | Literal["auto"] = 200,
+        batch_mode: Literal["truncate_episodes", "complete_episodes"] = "truncate_episodes",
+        explore: bool = True,
+        exploration_config: ExplorationConfig = {"type": "StochasticSampling"},  # noqa: B006
+        remote_worker_envs: bool = False,
+        remote_env_batch_wait_ms: NonNegFloat = 0.0,
+        preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
+        observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+    ) -> SelfConfig:
+        """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
+        rollouts(), under the new API stack's names.
+
+        Args:
+            num_env_runners: RLlib's new API stack name of num_workers (one setting): Remote rollout
+                worker actors; 0 samples in the driver. Default: 0.
+            create_env_on_local_worker: RLlib's new API stack name of create_env_on_driver (one
+                setting): Also create an env on the driver when num_workers > 0. Default: False.
+            num_envs_per_env_runner: RLlib's new API stack name of num_envs_per_worker (one
+                setting): Sub-envs per worker, stepped with one batched forward pass. Default: 1.
+            num_cpus_per_env_runner: RLlib's new API stack name of num_cpus_per_worker (one
+                setting): CPUs per rollout worker. Default: 1.0.
+            num_gpus_per_env_runner: RLlib's new API stack name of num_gpus_per_worker (one
+                setting): GPUs per rollout worker; may be a fraction. Default: 0.0.
+            custom_resources_per_env_runner: RLlib's new API stack name of
+                custom_resources_per_worker (one setting): Custom Ray resources per rollout worker.
+                Default: {}.
+            compress_observations: As in rollouts() (one setting): LZ4-compress observations in
+                sample batches. No effect: replay buffers always hold each distinct image frame
+                once, which is what it saves memory for (output_compress_columns compresses output
+                files). Default: False.
+            rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
+                sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
+                num_envs_per_worker). Default: 200.
+            batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
+                at episode ends. Default: "truncate_episodes".
+            explore: As in exploration() (one setting): Default of compute_action(s)' explore
+                switch. Default: True.
+            exploration_config: As in exploration() (one setting): {'type': built-in name, import
+                path or class, **constructor args}. Default: {"type": "StochasticSampling"}.
+            remote_worker_envs: As in rollouts() (one setting): Run each sub-env in its own actor
+                process; not available, True is refused at build. Default: False.
+            remote_env_batch_wait_ms: As in rollouts() (one setting): How long to wait for remote
+                sub-envs when polling; only matters with remote_worker_envs, so any value but 0 is
+                refused at build. Default: 0.0.
+            preprocessor_pref: As in rollouts() (one setting): 'deepmind': Atari envs get the
+                DeepMind wrappers (noop reset, frame skip with max-pooling, episodic life, fire
+                reset, model.dim x dim grayscale, model.framestack; rewards clipped to their sign
+                unless clip_rewards says otherwise); 'rllib': no wrappers, raw 210x160x3 frames go
+                through the pixel preprocessor (model.dim, grayscale, zero_mean); other envs are the
+                same under both. None: no preprocessing, observations reach the model as the env
+                returns them (Box observation spaces only; others are refused at build). Default:
+                "deepmind".
+            observation_filter: As in rollouts() (one setting): Element-wise observation filter.
+                Default: "NoFilter".
+        """
+        return self._set("env_runners", locals())

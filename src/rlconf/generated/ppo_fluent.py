@@ -59,6 +59,9 @@ class PPOConfigFluent(_PPOConfigParent):
         shuffle_sequences: bool = True,
         clip_param: PosFloat = 0.3,
         vf_clip_param: PosFloat = 10.0,
+        train_batch_size_per_learner: PosInt = 4000,
+        num_epochs: PosInt = 30,
+        minibatch_size: PosInt = 128,
     ) -> SelfConfig:
         """Sets the learner's hyperparameters.
 
@@ -86,5 +89,30 @@ class PPOConfigFluent(_PPOConfigParent):
                 minibatches in sampling order. Default: True.
             clip_param: PPO's surrogate clipping range. Default: 0.3.
             vf_clip_param: Clip value-function updates to this range. Default: 10.0.
+            train_batch_size_per_learner: RLlib's new API stack name of train_batch_size (one
+                setting): Steps per training batch, concatenated from fragments. Default: 4000.
+            num_epochs: RLlib's new API stack name of num_sgd_iter (one setting): SGD epochs over
+                each train batch. Default: 30.
+            minibatch_size: RLlib's new API stack name of sgd_minibatch_size (one setting):
+                Minibatch size of each SGD step. Default: 128.
         """
         return self._set("training", locals())
+
+    @fluent
+    def rl_module(
+        self: SelfConfig,
+        /,
+        *,
+        model_config: ModelConfigDict = PPO_MODEL_DEFAULTS,
+        model_config_dict: ModelConfigDict = PPO_MODEL_DEFAULTS,
+    ) -> SelfConfig:
+        """Sets the policies' networks (RLlib's RL modules): model_config is the model dict of
+        training(), DefaultModelConfig's keys among its keys.
+
+        Args:
+            model_config: RLlib's new API stack name of model (one setting): Model catalog options;
+                updates the current ones. Default: PPO_MODEL_DEFAULTS.
+            model_config_dict: RLlib's new API stack name of model (one setting): Model catalog
+                options; updates the current ones. Default: PPO_MODEL_DEFAULTS.
+        """
+        return self._set("rl_module", locals())

@@ -44,6 +44,10 @@ class EvaluationArgs(TypedDict, total=False):
     always_attach_evaluation_results: Annotated[
         bool, Field(description="Attach the latest evaluation results to every result.")
     ]
+    # RLlib's names of evaluation_num_workers and custom_eval_function (rlconf.key_aliases):
+    # keywords that set them, typed as them, not fields.
+    evaluation_num_env_runners: NonNegInt
+    custom_evaluation_function: FunctionRef | None
 
 
 EVALUATION = Section(

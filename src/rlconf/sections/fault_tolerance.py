@@ -27,6 +27,11 @@ class FaultToleranceArgs(TypedDict, total=False):
         ),
     ]
 
+    # RLlib's new API stack names of recreate_failed_workers and ignore_worker_failures
+    # (rlconf.new_stack_names): keywords that set them, typed as them, not fields.
+    restart_failed_env_runners: bool
+    ignore_env_runner_failures: bool
+
 
 FAULT_TOLERANCE = Section(
     method="fault_tolerance",

@@ -32,6 +32,12 @@ class ReportingArgs(TypedDict, total=False):
         NonNegInt | None, Field(description="Repeat training steps until this many sampled steps.")
     ]
 
+    # RLlib's names of the min_*_per_reporting keys (rlconf.key_aliases): keywords that set
+    # them, typed as them, not fields.
+    min_time_s_per_iteration: NonNegFloat | None
+    min_train_timesteps_per_iteration: NonNegInt | None
+    min_sample_timesteps_per_iteration: NonNegInt | None
+
 
 REPORTING = Section(
     method="reporting",

@@ -62,6 +62,9 @@ class ResourcesArgs(TypedDict, total=False):
         PosFloat,
         Field(description="Seconds to wait for the placement group's resources before failing."),
     ]
+    # RLlib's new API stack name of num_cpus_for_driver (rlconf.new_stack_names): a keyword
+    # that sets it, typed as it, not a field.
+    num_cpus_for_main_process: NonNegFloat | None
 
 
 #: The CPUs a Tune trial reserves for the driver when ``num_cpus_for_driver`` is not set.

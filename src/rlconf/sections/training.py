@@ -22,6 +22,9 @@ class TrainingArgs(TypedDict, total=False):
         ModelConfigDict, Field(description="Model catalog options; updates the current ones.")
     ]
     optimizer: Annotated[JsonDict, Field(description="Extra arguments for the optimizer.")]
+    # RLlib's new API stack name of train_batch_size (rlconf.new_stack_names): a keyword that
+    # sets it, typed as it, not a field.
+    train_batch_size_per_learner: PosInt
 
 
 TRAINING = Section(

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from ray.tune import Callback
 
+from rlconf.progress_line import REWARD_KEYS
 from rlconf.stop_criteria import lookup
 from rlconf.stop_progress import (
     StopProgress,
@@ -112,7 +113,7 @@ class TrialTable(Callback):
         head = f"== {self.title}: {len(self.trials)} trials ({states}), {elapsed:.0f} s =="
         columns = ["trial", "status", *self.searched, "iter", "steps", "steps/s"]
         columns += [f"{key}>={format_number(target)}" for key, target in self._criteria]
-        if _REWARD not in self.stop:
+        if self.stop.keys().isdisjoint(REWARD_KEYS):
             columns.append("reward")
         if self._metric_column:
             columns.append(self.metric)
@@ -131,7 +132,7 @@ class TrialTable(Callback):
 
     @property
     def _metric_column(self) -> bool:
-        return self.metric not in (_ITERATION, _STEPS, _REWARD, *self.stop)
+        return self.metric not in (_ITERATION, _STEPS, *REWARD_KEYS, *self.stop)
 
     @property
     def _criteria(self) -> list[tuple[str, float]]:
@@ -155,7 +156,7 @@ class TrialTable(Callback):
         criteria = self._stop_progress(trial).update(result)
         latest = {c.key: c.value for c in criteria}
         row += [_cell(latest.get(key)) for key, _ in self._criteria]
-        if _REWARD not in self.stop:
+        if self.stop.keys().isdisjoint(REWARD_KEYS):
             row.append(_cell(result.get(_REWARD)))
         if self._metric_column:
             row.append(_cell(lookup(result, self.metric)))

@@ -16,12 +16,14 @@ from concurrent.futures import Future
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.metrics import ENV_RUNNER_RESULTS
 from runtime.core.settings import settings_of
 from runtime.env.episode import EpisodeMetrics
 from runtime.env.episode_runner import split_evenly
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
 from runtime.results.metrics import summarize_episodes
+from runtime.results.new_stack_layout import evaluation_env_runners
 from runtime.training.evaluation_config import EvaluationDurationSettings
 
 DurationFn = Callable[[int], int]
@@ -119,6 +121,8 @@ def evaluation_metrics(
             "weights_version": weights_version,
         }
     )
+    evaluated = [e for e in episodes if not e.faulty]
+    metrics[ENV_RUNNER_RESULTS] = evaluation_env_runners(metrics, evaluated)
     return metrics
 
 
@@ -126,6 +130,7 @@ def placeholder_metrics() -> dict[str, Any]:
     """What ``result["evaluation"]`` holds before the first evaluation: nan everywhere."""
     metrics = summarize_episodes([])
     metrics.update({"timesteps_this_iter": 0, "weights_version": -1})
+    metrics[ENV_RUNNER_RESULTS] = evaluation_env_runners(metrics, [])
     return metrics
 
 

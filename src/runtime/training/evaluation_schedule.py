@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.metrics import ENV_RUNNER_RESULTS
 from runtime.callbacks import DefaultCallbacks
 from runtime.cluster.resources import Role
 from runtime.core.policy import PolicyBuilder
@@ -24,6 +25,7 @@ from runtime.env.env_preparation import prepared_creator
 from runtime.env.env_registry import EnvCreator
 from runtime.env.recording import video_folder
 from runtime.env.worker_set import WorkerSet
+from runtime.results.new_stack_layout import evaluation_env_runners
 from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.counters import Counters
 from runtime.training.evaluation import (
@@ -152,6 +154,10 @@ class EvaluationSchedule(Trainable):
                 )
             metrics = dict(metrics)
             metrics.setdefault("weights_version", weights_version)
+            # The new stack's layout of the 2.x episode keys the function returned.
+            block = evaluation_env_runners(metrics, None)
+            if block and ENV_RUNNER_RESULTS not in metrics:
+                metrics[ENV_RUNNER_RESULTS] = block
         else:
             eval_config = workers.config
             unit = settings_of(EvaluationDurationSettings, eval_config, "evaluation")

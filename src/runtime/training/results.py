@@ -1,7 +1,8 @@
 """What an ``Algorithm`` reports: the step counters, the sampler perf stats and the episode
 history it keeps between iterations, and the result dict it compiles from them each
 iteration (the sampler metrics at the top level and, as RLlib 2.x has them, under
-``sampler_results``)."""
+``sampler_results``; RLlib's new API stack layout beside them: ``env_runners``, ``learners``
+and the lifetime counters, ``runtime.results.new_stack_layout``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rlconf.algorithm_config import AlgorithmConfig
 from runtime.env.episode import EpisodeMetrics
 from runtime.env.worker_set import WorkerSet
 from runtime.results.metrics import EpisodeHistory, summarize_episodes
+from runtime.results.new_stack_layout import add_training_layout
 from runtime.results.system_usage import SystemUsage
 from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.counters import Counters
@@ -53,7 +55,7 @@ class ResultBookkeeping(Trainable):
     def _compile_results(self, step_results: dict[str, Any], sampled: int) -> dict[str, Any]:
         """The result of an iteration: episode metrics (smoothed over the history), counters,
         sampler perf stats and system usage, then the training step's own results (its
-        ``info`` merged with the counters)."""
+        ``info`` merged with the counters), and the new API stack's layout of them."""
         new = self._pending_episodes
         self._pending_episodes = []
         # Faulty episodes (cut off by a failed sub-env) are this iteration's count only: they
@@ -62,10 +64,9 @@ class ResultBookkeeping(Trainable):
         if faulty:
             new = [e for e in new if not e.faulty]
         self._num_episodes += len(new)
-        result = summarize_episodes(
-            self._history.smoothed(new), new_episodes=len(new), num_faulty=faulty
-        )
-        counters = dict(self._counters)
+        window = self._history.smoothed(new)
+        result = summarize_episodes(window, new_episodes=len(new), num_faulty=faulty)
+        counters = self._counters.step_counts()
         info = dict(step_results.get("info", {}))
         info.update(counters)
         if self.workers.num_workers == 0:
@@ -108,6 +109,8 @@ class ResultBookkeeping(Trainable):
         for key, value in step_results.items():
             if key != "info":
                 result[key] = value
+        add_training_layout(result, window, self._counters)
+        self._counters.result_compiled()
         return result
 
 
