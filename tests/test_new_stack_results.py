@@ -7,7 +7,6 @@ keys: ``tests/test_new_stack_result_keys.py``."""
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from runtime import make_multi_agent
 from runtime.env.episode import EpisodeMetrics
 from runtime.results.new_stack_layout import episode_results, module_stats
 from runtime.results.result_logger import flatten
+from tests import child_process
 from tests.test_marwil import write_expert_episodes
 
 TINY_PPO: dict[str, Any] = {
@@ -149,7 +149,7 @@ def test_every_metric_constant_has_rllibs_value_and_is_a_key_of_a_real_result(
     for key, _ in flatten(ppo_results[-1]):
         if key.split("/")[0] in (m.ENV_RUNNER_RESULTS, m.LEARNER_RESULTS, m.EVALUATION_RESULTS):
             assert describe(key) is not None, key
-    imported = subprocess.run(
+    imported = child_process.run(
         [
             sys.executable,
             "-c",
