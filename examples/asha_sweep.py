@@ -61,7 +61,7 @@ def main() -> None:
     iterations = int(sys.argv[1] if len(sys.argv) > 1 else default)
     with tempfile.TemporaryDirectory() as local_dir:
         summary = asha_sweep(
-            iterations, num_samples=8 if iterations >= 4 else 4, local_dir=local_dir
+            iterations, num_samples=8 if iterations >= 4 else 2, local_dir=local_dir
         )
     for trial in sorted(summary.trials, key=lambda t: -t.iterations):
         print(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -79,3 +80,25 @@ def results_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         os.environ.pop(RESULTS_ROOT_ENV, None)
     else:
         os.environ[RESULTS_ROOT_ENV] = previous
+
+
+def _shutdown_shared_ray() -> None:
+    """Shut down the Ray session ``tests.ray_session.local_ray`` left up for the next module
+    (looked up, not imported: conftest stays free of torch and ray)."""
+    sessions = sys.modules.get("tests.ray_session")
+    if sessions is not None:
+        sessions.shutdown_shared()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_ray_only_for_its_modules(request: pytest.FixtureRequest) -> None:
+    """A module that does not start Ray through ``local_ray`` never meets the session an
+    earlier module left up for the next one (it would find Ray running, with 2 CPUs)."""
+    if "local_ray" not in vars(request.module):
+        _shutdown_shared_ray()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_shared_ray_left() -> Iterator[None]:
+    yield
+    _shutdown_shared_ray()

@@ -1,5 +1,5 @@
 """Learning tests of the asynchronous algorithms on their tuned files (fixed seeds, env-step
-budgets with margin, 2 of 3 seeds; see tests/test_learning.py)."""
+budgets with margin, 1 of 3 seeds; see tests/test_learning.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,9 @@ Floating-point results differ between CPUs, torch's kernel sets (`ATEN_CPU_CAPAB
 library versions, and so do trajectories. Each test therefore asks k of n seeds to reach the
 target within a budget well above what the settings need (the margins are in each docstring,
 measured with `ATEN_CPU_CAPABILITY` default, avx2 and avx512): one unlucky trajectory does not
-fail the suite, and a broken algorithm still does.
+fail the suite, and a broken algorithm still does. k is 1 of 3 unless a test says otherwise:
+every seed measured solves within the budget, so a second seed would add minutes to the slow
+tier and no power to catch a broken algorithm (which misses on all three).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def _k_of_n(
     budget: int,
     *,
     seeds: tuple[int, ...] = (0, 1, 2),
-    need: int = 2,
+    need: int = 1,
 ) -> list[tuple[int, int, float]]:
     """Train seed after seed until ``need`` of them reach ``target`` within ``budget`` steps
     (stopping early once that is settled either way); returns (seed, steps, return) per run."""
@@ -72,7 +74,7 @@ def test_tuned_ppo_solves_cartpole_within_130k_steps_on_the_embedded_default() -
         return tuned_config(seed)
 
     runs = _k_of_n(config, 450, 130_000)
-    # Two of three within the budget (a run that missed stopped just past it).
+    # Solved within the budget (a run that missed stopped just past it).
     assert all(steps <= 130_000 for _, steps, reward in runs if reward >= 450), runs
     algo = tuned_config(0).build()
     try:

@@ -65,37 +65,36 @@ def _solve_point(
     return point
 
 
-def _two_of_three(file: str, target: float, budget: int, past: int = 0) -> None:
-    """Seeds 0, 1, 2 until two reach ``target`` within ``budget`` env steps. With ``past``, the
-    first seed to reach it goes on for ``past`` more env steps, and every evaluation from its
-    first solve on must stay at ``target`` or better."""
+def _one_of_three(file: str, target: float, budget: int, past: int = 0) -> None:
+    """Seeds 0, 1, 2 until one reaches ``target`` within ``budget`` env steps (k of n: see
+    tests/test_learning.py). With ``past``, that seed goes on for ``past`` more env steps, and
+    every evaluation from its first solve on must stay at ``target`` or better."""
     runs: list[tuple[int, int, float]] = []
     for seed in (0, 1, 2):
-        stay = past if not any(score >= target for *_, score in runs) else 0
-        curve = _greedy_curve(file, seed, target, budget, past=stay)
-        runs.append((seed, *_solve_point(seed, curve, target, budget, stay)))
-        if sum(score >= target for *_, score in runs) >= 2:
+        curve = _greedy_curve(file, seed, target, budget, past=past)
+        runs.append((seed, *_solve_point(seed, curve, target, budget, past)))
+        if runs[-1][2] >= target:
             return
-    raise AssertionError(f"fewer than 2 of 3 seeds reached {target} within {budget}: {runs}")
+    raise AssertionError(f"none of 3 seeds reached {target} within {budget}: {runs}")
 
 
 def test_tuned_td3_reaches_minus_250_on_pendulum_and_stays() -> None:
     """examples/tuned/pendulum-td3.yaml: greedy -250 at 3k-5k env steps on seeds 0-4, and above
     it at every evaluation after that to 20k; the budget is 20k, and the first seed to solve
     must stay solved for 3k more env steps (three more evaluations)."""
-    _two_of_three("examples/tuned/pendulum-td3.yaml", -250.0, 20_000, past=3_000)
+    _one_of_three("examples/tuned/pendulum-td3.yaml", -250.0, 20_000, past=3_000)
 
 
 def test_tuned_ddpg_reaches_minus_250_on_pendulum() -> None:
     """examples/tuned/pendulum-ddpg.yaml: greedy -250 at 4k-5k env steps on seeds 0-4, and above
     it at every evaluation after that to 20k; the budget is 20k."""
-    _two_of_three("examples/tuned/pendulum-ddpg.yaml", -250.0, 20_000)
+    _one_of_three("examples/tuned/pendulum-ddpg.yaml", -250.0, 20_000)
 
 
 def test_tuned_discrete_sac_reaches_150_on_cartpole() -> None:
     """examples/tuned/cartpole-sac.yaml: greedy 150 at 2k-4k env steps on seeds 0-4; the budget
     is 50k."""
-    _two_of_three("examples/tuned/cartpole-sac.yaml", 150.0, 50_000)
+    _one_of_three("examples/tuned/cartpole-sac.yaml", 150.0, 50_000)
 
 
 def test_tuned_sac_reaches_minus_250_on_pendulum_and_its_checkpoint_evaluates_so(
@@ -103,7 +102,8 @@ def test_tuned_sac_reaches_minus_250_on_pendulum_and_its_checkpoint_evaluates_so
 ) -> None:
     """examples/tuned/pendulum-sac.yaml: greedy -250 at 3k env steps on seeds 0, 1, 3, 4 and 4k
     on seed 2 (avx512 and avx2 kernels; the default ones: 3k on 0, 1, 4), and above it at every
-    evaluation after that to 20k (lowest: -243); the budget is 10k. The first seed to solve
+    evaluation after that to 20k (lowest: -243); the budget is 10k, one of seeds 0-2 must
+    reach it (k of n: see tests/test_learning.py). The first seed to solve
     goes on for 3k more env steps (three more evaluations) and must stay solved; then the
     issue's "done when" on it: the checkpoint `rlconf train -f` ends with (where the file's
     stop, -200, is first met: 4k env steps), evaluated as `rlconf evaluate <checkpoint>
@@ -117,16 +117,13 @@ def test_tuned_sac_reaches_minus_250_on_pendulum_and_its_checkpoint_evaluates_so
     runs: list[tuple[int, int, float]] = []
     checkpoint = None
     for seed in (0, 1, 2):
-        save = tmp_path / f"seed{seed}" if checkpoint is None else None
-        past = 3_000 if save is not None else 0
-        curve = _greedy_curve(file, seed, target, 10_000, past=past, save=save)
-        runs.append((seed, *_solve_point(seed, curve, target, 10_000, past)))
-        if runs[-1][2] >= target and checkpoint is None and save is not None:
+        save = tmp_path / f"seed{seed}"
+        curve = _greedy_curve(file, seed, target, 10_000, past=3_000, save=save)
+        runs.append((seed, *_solve_point(seed, curve, target, 10_000, 3_000)))
+        if runs[-1][2] >= target:
             checkpoint = max(save.glob("checkpoint_*"))
-        if sum(score >= target for *_, score in runs) >= 2:
             break
-    assert sum(score >= target for *_, score in runs) >= 2, runs
-    assert checkpoint is not None
+    assert checkpoint is not None, f"none of 3 seeds reached {target} within 10k: {runs}"
     report = tmp_path / "returns.json"
     args = ["evaluate", str(checkpoint), "--episodes", "10", "--no-explore", "--out", str(report)]
     assert main(args) == 0

@@ -1,5 +1,5 @@
 """Learning tests of models with memory, on tasks a memoryless policy can't solve: fixed
-seeds, 2 of 3 reaching the target within a budget, never a wall-clock limit (see
+seeds, 1 of 3 reaching the target within a budget, never a wall-clock limit (see
 ``tests/test_learning.py``).
 
 RepeatAfterMeEnv with ``repeat_delay`` 2 pays +1 for acting the token shown two steps before

