@@ -251,7 +251,7 @@ def test_every_algorithm_callback_runs_and_custom_metrics_are_aggregated(tmp_pat
 
 
 def test_make_multi_callbacks_runs_each_in_order() -> None:
-    from runtime import DefaultCallbacks, make_multi_callbacks
+    from runtime import DefaultCallbacks, MetricsLogger, make_multi_callbacks
 
     order: list[str] = []
 
@@ -264,7 +264,7 @@ def test_make_multi_callbacks_runs_each_in_order() -> None:
             order.append("B")
 
     both = make_multi_callbacks([A, B])()
-    both.on_train_result(algorithm=None, result={})
+    both.on_train_result(algorithm=None, result={}, metrics_logger=MetricsLogger())
     assert order == ["A", "B"]
     with pytest.raises(ValueError, match="not a subclass of DefaultCallbacks"):
         make_multi_callbacks([dict])  # type: ignore[list-item]

@@ -77,6 +77,8 @@ APPO_TRAINING_DEFAULTS: dict[str, Any] = {
     "kl_target": 0.01,
     "tau": 1.0,
     "target_update_frequency": 1,
+    # RLlib's new API stack's period of the target (None: target_update_frequency decides)
+    "target_network_update_freq": None,
 }
 
 

@@ -113,6 +113,8 @@ def test_post_fcnet_layers_follow_the_lstm_one_stack_per_output(shared: bool) ->
         assert [m.out_features for m in head if isinstance(m, nn.Linear)] == [10, 6]
         assert any(isinstance(m, Tanh) for m in head)
     assert net.policy_head is not net.value_head
+    # Without head_fcnet_hiddens each output is one linear layer.
+    assert isinstance(net.logits, nn.Linear) and isinstance(net.value_branch, nn.Linear)
     assert (net.logits.in_features, net.value_branch.in_features) == (6, 6)
     state = [s[None] for s in net.get_initial_state()]
     obs = torch.zeros(1, 4)

@@ -182,8 +182,9 @@ def test_memory_switches_without_an_effect_here_are_refused_with_the_reason(
         ("encoder_latent_dim", 32, "RLModules"),
         ("always_check_shapes", True, "RLModules"),
         ("log_std_clip_param", 5.0, "log-std"),
-        ("fcnet_weights_initializer", "xavier_uniform_", "initialise"),
-        ("conv_bias_initializer_config", {"val": 0.1}, "initialise"),
+        # (the initializers of the layers rlconf builds act: tests/test_model_init_keys.py)
+        ("post_fcnet_weights_initializer", "xavier_uniform_", "don't have"),
+        ("conv_transpose_bias_initializer_config", {"val": 0.1}, "don't have"),
         ("_use_default_native_models", True, "own torch models"),
     ],
 )

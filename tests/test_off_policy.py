@@ -236,22 +236,26 @@ def test_n_step_longer_than_a_fragment_is_refused_with_the_reason(algorithm: str
 
 
 def test_n_step_is_checked_against_the_resolved_auto_fragment() -> None:
-    from rlconf import ConfigError, DQNConfig
+    from rlconf import ConfigError, DDPGConfig, DQNConfig
 
     # "auto": ceil(train_batch_size / workers / envs) = ceil(4 / 1 / 2) = 2 steps per sub-env.
     auto = (
-        DQNConfig()
+        DDPGConfig()
         .training(n_step=3, train_batch_size=4)
         .rollouts(rollout_fragment_length="auto", num_envs_per_worker=2)
     )
     with pytest.raises(ConfigError, match="rollout_fragment_length=2"):
         auto.validate()
     auto.training(n_step=2).validate()
+    # DQN's (and SAC's) "auto" is n_step, RLlib's rule for them.
+    DQNConfig().training(n_step=3, train_batch_size=4).rollouts(
+        rollout_fragment_length="auto"
+    ).validate()
     # Search spaces are checked per trial, once sampled.
     from rlconf.sweep import grid_search
 
     DQNConfig().training(n_step=3).rollouts(rollout_fragment_length=grid_search([1, 8])).validate()
-    DQNConfig().training(n_step=3, train_batch_size=grid_search([4, 64])).rollouts(
+    DDPGConfig().training(n_step=3, train_batch_size=grid_search([4, 64])).rollouts(
         rollout_fragment_length="auto", num_envs_per_worker=2
     ).validate()
 

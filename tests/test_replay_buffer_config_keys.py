@@ -238,11 +238,6 @@ def test_type_takes_rllibs_classes_and_import_paths(given: Any, kind: type) -> N
     [
         ("ReservoirReplayBuffer", "ReservoirReplayBuffer is not available here"),
         ("MultiAgentMixInReplayBuffer", "replay_proportion"),
-        ("PrioritizedEpisodeReplayBuffer", "stores whole episodes"),
-        (
-            "ray.rllib.utils.replay_buffers.episode_replay_buffer.EpisodeReplayBuffer",
-            "stores whole episodes",
-        ),
         ("my_package.buffers.MyBuffer", "buffer classes of your own are not supported"),
         (dict, "builtins.dict is not one of RLlib's replay buffers"),
     ],
@@ -284,8 +279,6 @@ ALWAYS_REFUSED: dict[str, tuple[Any, str]] = {
     "buffer_size": (50000, "RLlib 2.x refuses this old name"),
     "replay_batch_size": (32, "a replayed batch is train_batch_size rows"),
     "replay_ratio": (0.66, "MultiAgentMixInReplayBuffer, which is not available"),
-    "alpha": (0.6, "episode replay buffers"),
-    "beta": (0.4, "episode replay buffers"),
 }
 
 

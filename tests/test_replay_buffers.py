@@ -286,6 +286,11 @@ def test_replay_buffer_config_validation() -> None:
         "PrioritizedReplayBuffer",
         "MultiAgentReplayBuffer",
         "MultiAgentPrioritizedReplayBuffer",
+        # RLlib's new API stack's names of the same buffers
+        "EpisodeReplayBuffer",
+        "PrioritizedEpisodeReplayBuffer",
+        "MultiAgentEpisodeReplayBuffer",
+        "MultiAgentPrioritizedEpisodeReplayBuffer",
     ]
     assert schema["properties"]["prioritized_replay_eps"]["exclusiveMinimum"] == 0.0
 

@@ -189,7 +189,9 @@ def test_config_defaults_are_the_references() -> None:
     assert config["target_network_update_freq"] == 0
     assert config["num_steps_sampled_before_learning_starts"] == 1500
     assert config["train_batch_size"] == 256
-    assert config["rollout_fragment_length"] == 1
+    # "auto" is n_step (RLlib's rule for SAC): the reference's 1 step by default.
+    assert config["rollout_fragment_length"] == "auto"
+    assert config.get_rollout_fragment_length() == 1
     assert config["replay_buffer_config"]["capacity"] == 1_000_000
     assert config["grad_clip"] is None
     assert config["normalize_actions"] is True and config["clip_actions"] is False

@@ -13,7 +13,7 @@ from typing_extensions import Unpack
 from rlconf import A2CConfig, AlgorithmConfig, PGConfig, PPOConfig
 from rlconf.frozen import thaw
 from rlconf.inert_keys import INERT_KEYS
-from rlconf.key_aliases import canonical_key
+from rlconf.key_aliases import KEY_ALIASES, canonical_key
 from rlconf.method_parameters import method_parameters
 from rlconf.section import key_of, pyname_of, strip_annotated
 
@@ -41,7 +41,8 @@ def test_ppo_training_signature_lists_base_and_ppo_parameters() -> None:
         assert name in params, name
     assert params["lr"].default == 5e-5
     assert params["lr"].kind is inspect.Parameter.KEYWORD_ONLY
-    assert params["lr"].annotation is float
+    # None only where the optimizers have rates of their own (refused elsewhere by validate()).
+    assert params["lr"].annotation == float | None
     assert "clip_param" not in inspect.signature(PGConfig.training).parameters
     assert "microbatch_size" in inspect.signature(A2CConfig.training).parameters
 
@@ -67,10 +68,16 @@ def _declared_hint(config_class: type[AlgorithmConfig], method: str, name: str) 
     owner = config_class._info().section_of_key.get(key)
     if owner is None:
         return functools.reduce(operator.or_, {type(v) for v in INERT_KEYS[key].accepted})
+    alias = KEY_ALIASES.get(name)
+    if alias is not None and alias.convert is not None:
+        return owner.hints[name]  # a value turned into the key's: typed as RLlib takes it
     return owner.hints[pyname_of(key)]
 
 
 def _default(config_class: type[AlgorithmConfig], name: str) -> object:
+    alias = KEY_ALIASES.get(name)
+    if alias is not None and alias.convert is not None:
+        return None
     key = canonical_key(key_of(name))
     if key in INERT_KEYS:
         return INERT_KEYS[key].accepted[0]

@@ -121,7 +121,9 @@ def test_misspelt_keyword_and_wrong_types_are_reported(mypy_run: tuple[str, str]
     assert 'Unexpected keyword argument "lrr"' in at(4), bad
     assert '"lr"' in at(5) and '"str"' in at(5), bad
     assert '"num_workers"' in at(6) and '"float"' in at(6), bad
-    assert "fcnet_hidens" in at(7), bad
+    # The model dict or a DefaultModelConfig: mypy checks a dict literal against the union
+    # as a whole, so it names the argument and what it takes rather than the misspelt key.
+    assert '"model"' in at(7) and '"ModelConfigDict | DefaultModelConfig"' in at(7), bad
     assert '"tf"' in at(8) or "framework" in at(8), bad
     # RLlib's new API stack names are typed as the fields they set.
     assert '"num_env_runners"' in at(9) and '"float"' in at(9), bad

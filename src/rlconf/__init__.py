@@ -17,6 +17,8 @@ from rlconf.algorithms.pg import PGConfig
 from rlconf.algorithms.ppo import PPOConfig
 from rlconf.algorithms.sac import SACConfig
 from rlconf.algorithms.td3 import TD3Config
+from rlconf.columns import Columns
+from rlconf.default_model_config import DefaultModelConfig
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.fluent import NOT_SET
 from rlconf.policy_spec import PolicySpec
@@ -27,6 +29,7 @@ from rlconf.registry import (
     list_algorithms,
     register_algorithm,
 )
+from rlconf.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
 
 __all__ = [
     "NOT_SET",
@@ -34,17 +37,21 @@ __all__ = [
     "APPOConfig",
     "AlgorithmConfig",
     "BCConfig",
+    "Columns",
     "ConfigError",
     "DDPGConfig",
     "DQNConfig",
+    "DefaultModelConfig",
     "FieldIssue",
     "IMPALAConfig",
     "MARWILConfig",
+    "MultiRLModuleSpec",
     "PGConfig",
     "PPOConfig",
     "SACConfig",
     "TD3Config",
     "PolicySpec",
+    "RLModuleSpec",
     "algorithm_class_path",
     "get_algorithm_class",
     "get_config_class",

@@ -41,6 +41,12 @@ class ConfigBase:
     algo_name: ClassVar[str | None]
     #: True for off-policy algorithms: train_batch_size is then the replayed minibatch.
     _replays: ClassVar[bool] = False
+    #: Whether ``rollout_fragment_length="auto"`` is ``n_step`` (DQN's and SAC's rule in RLlib)
+    #: rather than a train batch's share of each sub-env.
+    _auto_fragment_is_n_step: ClassVar[bool] = False
+    #: Whether the optimizers take their learning rates from keys of their own (SAC, DDPG),
+    #: so that ``lr`` may be None.
+    _own_learning_rates: ClassVar[bool] = False
     _sections: ClassVar[dict[str, Section]]
     _algo_defaults: ClassVar[dict[str, Any]]
 

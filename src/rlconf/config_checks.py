@@ -12,6 +12,8 @@ from rlconf.config_mapping import ConfigMapping
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.fluent import NOT_SET
 from rlconf.input_paths import input_issues
+from rlconf.layer_init_keys import model_init_issues
+from rlconf.rl_module_spec import module_spec_issues
 
 DEFAULT_POLICY_ID = "default_policy"
 
@@ -82,9 +84,23 @@ class ConfigChecks(ConfigMapping):
                 )
             )
         issues.extend(self._n_step_issues())
+        if v("lr") is None and not self._own_learning_rates:
+            issues.append(
+                FieldIssue(
+                    "lr",
+                    f"is None, but {type(self).__name__}'s optimizer learns at lr (None is "
+                    "for SAC, DDPG and TD3, whose optimizers take their rates from keys of "
+                    "their own)",
+                    None,
+                    allowed="float > 0",
+                )
+            )
         if v("_fake_gpus") is True and v("num_gpus") == 0:
             issues.append(FieldIssue("_fake_gpus", "only has an effect with num_gpus > 0", True))
         issues.extend(self._multi_agent_issues())
+        issues.extend(model_init_issues(v("model")))
+        if "rl_module_spec" in self._values and NOT_SET not in (v("rl_module_spec"), v("policies")):
+            issues.extend(module_spec_issues(v("rl_module_spec"), v("policies"), DEFAULT_POLICY_ID))
         return issues
 
     def check_input_paths(self) -> Self:
@@ -121,8 +137,12 @@ class ConfigChecks(ConfigMapping):
         not act as set."""
         if "n_step" not in self._values:
             return []
-        n, batch_mode = self._plain("n_step"), self._plain("batch_mode")
-        if n is NOT_SET or batch_mode != "truncate_episodes" or int(n) <= 1:
+        n_step, batch_mode = self._plain("n_step"), self._plain("batch_mode")
+        if n_step is NOT_SET or batch_mode != "truncate_episodes":
+            return []
+        # A range (low, high) sums up to high - 1 steps.
+        n = int(n_step[1]) - 1 if isinstance(n_step, tuple) else int(n_step)
+        if n <= 1:
             return []
         if self._plain("rollout_fragment_length") is NOT_SET:
             return []  # a search space: each sampled value is checked when its trial builds
@@ -139,7 +159,7 @@ class ConfigChecks(ConfigMapping):
                 f"rollout_fragment_length={fragment} cuts every such sum to {fragment} "
                 f"step(s); set rollout_fragment_length >= {n} (training_intensity keeps the "
                 f"updates per sampled step) or batch_mode='complete_episodes'",
-                n,
+                n_step,
                 allowed=f"n_step <= rollout_fragment_length ({fragment})",
             )
         ]
@@ -189,10 +209,23 @@ class ConfigChecks(ConfigMapping):
     def get_rollout_fragment_length(self) -> int:
         """Steps per sub-env in each ``sample()`` fragment: ``rollout_fragment_length``, or for
         ``"auto"`` ``ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker)``, so
-        that one round of fragments from every worker fills a train batch."""
+        that one round of fragments from every worker fills a train batch; for DQN and SAC
+        (``_auto_fragment_is_n_step``) ``"auto"`` is ``n_step`` (the high end of a range
+        ``(low, high)``), RLlib's rule for them, so that every n-step sum fits a fragment."""
         fragment = self["rollout_fragment_length"]
         if fragment != "auto":
             return int(fragment)
+        if self._auto_fragment_is_n_step:
+            n_step = self["n_step"]
+            if search_space.is_search_space(n_step):
+                raise ConfigError.single(
+                    f"{type(self).__name__}.get_rollout_fragment_length()",
+                    "rollout_fragment_length",
+                    "'auto' (n_step) can't be resolved while n_step is a search space",
+                    value=fragment,
+                    has_value=True,
+                )
+            return int(n_step[1]) if isinstance(n_step, tuple) else int(n_step)
         sizes = {k: self[k] for k in ("train_batch_size", "num_workers", "num_envs_per_worker")}
         spaces = [k for k, value in sizes.items() if search_space.is_search_space(value)]
         if spaces:

@@ -14,7 +14,9 @@ import typing_extensions
 from pydantic import ValidationError
 
 from rlconf import search_space
+from rlconf.default_model_config import as_model_dict
 from rlconf.errors import FieldIssue
+from rlconf.replay_buffer_config import with_buffer_key_names
 from rlconf.schema_text import describe
 from rlconf.section import Section, key_of, strip_annotated
 from rlconf.unknown_keys import did_you_mean
@@ -166,7 +168,12 @@ def search_space_issues(
 
 
 def _merged(pyname: str, value: Any, current: Mapping[str, Any] | None) -> Any:
-    """A partial ``model`` / ``exploration_config`` dict, completed from the current one."""
+    """A partial ``model`` / ``exploration_config`` dict, completed from the current one (a
+    ``replay_buffer_config``'s new API stack keys renamed first, so that ``alpha`` replaces the
+    current ``prioritized_replay_alpha``; a ``DefaultModelConfig`` is the dict of its fields)."""
+    if pyname == "replay_buffer_config":
+        value = with_buffer_key_names(value)
+    value = as_model_dict(value)
     if current is None or pyname not in MERGED_FIELDS or not isinstance(value, Mapping):
         return value
     base = current.get(key_of(pyname))

@@ -283,8 +283,10 @@ def render_method(cls: type[AlgorithmConfig], method: str) -> Rendered:
             keyword_only = True
         # A keyword that sets another section's key (or an inert key) is typed as that key.
         declared = param.section or section
+        # Another name its section types itself (a value turned into the key's) is that.
+        typed = name if name in declared.hints else param.field
         annotation = (
-            field_annotation(declared.fields, param.field)
+            field_annotation(declared.fields, typed)
             if param.section is not None
             else Annotation(param.type_text, {})
         )

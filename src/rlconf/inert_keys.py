@@ -25,8 +25,10 @@ _RL_MODULES = (
     "(model.custom_model for your own)"
 )
 _INITIALIZER = (
-    "an RLlib 2.x weight initializer; rlconf's models initialise their layers themselves "
-    "(orthogonal weights, zero biases; model.custom_model for your own)"
+    "an RLlib 2.x initializer of layers rlconf's networks don't have (transposed convs, and "
+    "the post_fcnet head layers of RLlib 2.x's RL modules, whose counterpart here is "
+    "head_fcnet_hiddens); the fcnet_, conv_, head_fcnet_ and lstm_ kernel and bias "
+    "initializers act on the layers rlconf builds"
 )
 _ONE_PATH = (
     "rlconf has one learning path, which both of RLlib's API stacks map onto: RL modules "
@@ -178,37 +180,18 @@ INERT_KEYS: dict[str, InertKey] = {
     ),
 }
 
-#: RLlib 2.x's weight initializer keys (all None by default), and their ``_config`` dicts.
+#: RLlib 2.x's initializer keys of layers rlconf doesn't build (all None by default), and
+#: their ``_config`` dicts; those of the layers it builds act (``rlconf.layer_init_keys``).
 _INITIALIZER_KEYS = [
     f"{layers}_{part}_initializer{suffix}"
     for layers, part in (
-        ("fcnet", "weights"),
-        ("fcnet", "bias"),
-        ("conv", "kernel"),
-        ("conv", "bias"),
         ("conv_transpose", "kernel"),
         ("conv_transpose", "bias"),
         ("post_fcnet", "weights"),
         ("post_fcnet", "bias"),
-        ("lstm", "weights"),
-        ("lstm", "bias"),
     )
     for suffix in ("", "_config")
 ]
-#: The same keys of RLlib's new API stack (its DefaultModelConfig): ``*_kernel_initializer`` and
-#: ``*_kwargs``, and those of the heads' layers.
-_INITIALIZER_KEYS += [
-    f"{layers}_{part}_initializer{suffix}"
-    for layers in ("fcnet", "conv", "head_fcnet", "lstm")
-    for part in ("kernel", "bias")
-    for suffix in ("", "_kwargs")
-    if f"{layers}_{part}_initializer{suffix}" not in _INITIALIZER_KEYS
-]
-_NO_HEADS = (
-    "RLlib's default RL modules give each output (policy, value, Q) an MLP head of its own; "
-    "rlconf's outputs are one linear layer each on the network's last hidden layer: put "
-    "those layers in fcnet_hiddens (vf_share_layers=False gives the value function its own)"
-)
 
 #: Keys of the ``model`` dict; ``rlconf.model_config`` declares them with this metadata.
 INERT_MODEL_KEYS: dict[str, InertKey] = {
@@ -243,11 +226,9 @@ INERT_MODEL_KEYS: dict[str, InertKey] = {
         "the model's log-std as it is",
     ),
     **{key: InertKey((None,), _INITIALIZER) for key in _INITIALIZER_KEYS},
-    "head_fcnet_hiddens": InertKey(([],), _NO_HEADS),
-    # Without head layers (the only head_fcnet_hiddens accepted) their activation acts nowhere.
-    "head_fcnet_activation": InertKey(
-        ("relu", "tanh", "swish", "silu", "elu", "linear", None), _NO_HEADS
-    ),
+    # The heads' biases start at zero here (head_fcnet_bias_initializer None): "zeros_" asks
+    # for that.
+    "post_fcnet_bias_initializer": InertKey((None, "zeros_"), _INITIALIZER),
 }
 
 
@@ -319,11 +300,14 @@ REFUSED_REPLAY_BUFFER_KEYS: dict[str, RefusedKey] = {
         "it is a setting of RLlib's MultiAgentMixInReplayBuffer, which is not available",
         "IMPALA and APPO mix replayed batches in with replay_proportion",
     ),
+    # RLlib's new API stack names of prioritized_replay_alpha / _beta (renamed as the dict is
+    # given, rlconf.replay_buffer_config.with_buffer_key_names): what is left of them here was
+    # given beside its twin with another value.
     **{
         key: RefusedKey(
-            "it is a setting of RLlib's episode replay buffers (its new API stack), which are "
-            "not available",
-            f"set prioritized_replay_{key} for a PrioritizedReplayBuffer",
+            f"it is RLlib's new API stack name of prioritized_replay_{key}, given beside it "
+            "with a different value",
+            f"one of {key} and prioritized_replay_{key}, or the same value for both",
         )
         for key in ("alpha", "beta")
     },

@@ -3,8 +3,8 @@
 Plain JSON values stay as they are. Everything else is a one-key object: ``{"$import": path}``
 for classes and module-level functions, ``{"$space": {...}}`` for gymnasium spaces,
 ``{"$tuple": [...]}``, ``{"$set": [...]}``, ``{"$float": "nan"}`` and ``{"$items": [[k, v]]}``
-for a dict with non-string keys. Policy specs become plain objects that validation turns
-back into ``PolicySpec``.
+for a dict with non-string keys. Policy specs and RL module specs become plain objects that
+validation turns back into ``PolicySpec`` and ``RLModuleSpec`` (module classes as import paths).
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from rlconf import search_space
 from rlconf.errors import ConfigError
 from rlconf.importpath import ImportPathError, path_of, resolve
 from rlconf.policy_spec import PolicySpec
+from rlconf.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
 from rlconf.spaces import decode_space, encode_space, is_space
 
 _ALLOWED = (
     "JSON values, classes and module-level functions (stored by import path), "
-    "gymnasium spaces, PolicySpec"
+    "gymnasium spaces, PolicySpec, RLModuleSpec"
 )
 
 
@@ -46,6 +47,16 @@ def encode(value: Any, where: str, path: str = "") -> Any:
                 for k, v in value.items()
             ]
         }
+    if isinstance(value, RLModuleSpec | MultiRLModuleSpec):
+        # Its module class as the import path (a plain string: reading the file back leaves
+        # the import to the runtime).
+        try:
+            plain = value.plain()
+        except ImportPathError as exc:
+            raise ConfigError.single(
+                where, path, f"can't be written to JSON: {exc}", value=value, has_value=True
+            ) from None
+        return encode(plain, where, path)
     if isinstance(value, PolicySpec):
         return {
             f.name: encode(getattr(value, f.name), where, f"{path}.{f.name}")

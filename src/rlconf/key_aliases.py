@@ -26,13 +26,14 @@ from __future__ import annotations
 import inspect
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rlconf.callback_hooks import CALLBACK_HOOKS
 from rlconf.errors import FieldIssue, short_repr
-from rlconf.new_stack_names import NEW_STACK_NAMES
+from rlconf.new_stack_names import NEW_STACK_CONVERTED, NEW_STACK_NAMES
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,10 @@ class KeyAlias:
     deprecated: bool = False
     #: A name of RLlib's new API stack (``rlconf.new_stack_names``) rather than of RLlib 2.x.
     new_stack: bool = False
+    #: Turns a value given by this name into the key's (``ValueError`` with the reason when it
+    #: has none): ``env_to_module_connector``'s factory of a ``MeanStdFilter`` is
+    #: ``observation_filter="MeanStdFilter"``. None: the value is the key's as given.
+    convert: Callable[[Any], Any] | None = None
 
     def describe(self) -> str:
         if self.deprecated:
@@ -62,7 +67,15 @@ KEY_ALIASES: dict[str, KeyAlias] = {
     "optimization_config": KeyAlias("optimization"),
     "metrics_smoothing_episodes": KeyAlias("metrics_num_episodes_for_smoothing", deprecated=True),
     "monitor": KeyAlias("record_env", deprecated=True),
+    "callbacks_class": KeyAlias("callbacks"),
     **{name: KeyAlias(key, new_stack=True) for name, key in NEW_STACK_NAMES.items()},
+    **{
+        name: KeyAlias(key, new_stack=True, convert=convert)
+        for name, (key, convert) in NEW_STACK_CONVERTED.items()
+    },
+    # RLlib's AlgorithmConfig keeps the functions of callbacks(on_<hook>=...) as
+    # callbacks_on_<hook>.
+    **{f"callbacks_{hook}": KeyAlias(hook, new_stack=True) for hook in CALLBACK_HOOKS},
 }
 
 #: (dict-valued config key, key inside it) -> the top-level config key it sets.
@@ -186,6 +199,12 @@ def resolve_aliases(given: Mapping[str, Any], prefix: str) -> Resolved:
     for name, value in _nested_aliases_lifted(given):
         alias = _ALL_ALIASES.get(name) if isinstance(name, str) else None
         key = name if alias is None else alias.key
+        if alias is not None and alias.convert is not None:
+            try:
+                value = alias.convert(value)
+            except ValueError as exc:
+                issues.append(FieldIssue(prefix + name, str(exc), value))
+                continue
         if alias is not None and alias.deprecated:
             warnings.warn(
                 f"config key {name!r} is deprecated: use {alias.key!r} (it sets that)",

@@ -45,7 +45,9 @@ class MethodParameter:
     @property
     def plain_type(self) -> Any:
         if self.section is not None:
-            return self.section.plain_type(self.field)
+            # Another name its section types itself (a value turned into the key's) is that.
+            typed = self.name if self.name in self.section.hints else self.field
+            return self.section.plain_type(typed)
         assert self.inert is not None
         return functools.reduce(operator.or_, [type(v) for v in self.inert.accepted])
 
@@ -61,11 +63,17 @@ class MethodParameter:
         first value an inert key accepts."""
         if self.inert is not None:
             return self.inert.accepted[0]
+        alias = KEY_ALIASES.get(self.name)
+        if alias is not None and alias.convert is not None:
+            return None  # a value turned into the key's: not given unless given
         return thaw(defaults[self.key])
 
 
 def _about_keyword(name: str, key: str, section: Section) -> str:
     described = section.description(pyname_of(key))
+    own = section.description(name) if name != key and name in section.hints else ""
+    if own:
+        return own
     if name != key:
         about = KEY_ALIASES[name].describe()
         return f"{about[0].upper()}{about[1:]} (one setting): {described}"

@@ -10,6 +10,8 @@ from typing_extensions import TypedDict
 from rlconf.conv_filter_spec import ConvFilter
 from rlconf.field_types import ClassValue, JsonDict, ListOf, PosInt
 from rlconf.inert_keys import INERT_MODEL_KEYS as _INERT
+from rlconf.layer_init_keys import INIT_KEY_FIELDS as _INIT
+from rlconf.layer_init_keys import Initializer, InitializerKwargs
 
 Activation = Literal["tanh", "relu", "swish", "silu", "elu", "linear"]
 
@@ -172,19 +174,11 @@ class ModelConfigDict(TypedDict, total=False):
     _disable_action_flattening: Annotated[bool, _INERT["_disable_action_flattening"]]
     _use_default_native_models: Annotated[int | bool, _INERT["_use_default_native_models"]]
     custom_preprocessor: Annotated[None, _INERT["custom_preprocessor"]]
-    # RLlib 2.x keys (RLModules, Gaussian heads, weight initializers), accepted at their
-    # defaults so that its params.json files load.
+    # RLlib 2.x keys (RLModules, Gaussian heads, the initializers of layers rlconf's networks
+    # don't have), accepted at their defaults so that its params.json files load.
     encoder_latent_dim: Annotated[int | None, _INERT["encoder_latent_dim"]]
     always_check_shapes: Annotated[bool, _INERT["always_check_shapes"]]
     log_std_clip_param: Annotated[float, _INERT["log_std_clip_param"]]
-    fcnet_weights_initializer: Annotated[Any, _INERT["fcnet_weights_initializer"]]
-    fcnet_weights_initializer_config: Annotated[Any, _INERT["fcnet_weights_initializer_config"]]
-    fcnet_bias_initializer: Annotated[Any, _INERT["fcnet_bias_initializer"]]
-    fcnet_bias_initializer_config: Annotated[Any, _INERT["fcnet_bias_initializer_config"]]
-    conv_kernel_initializer: Annotated[Any, _INERT["conv_kernel_initializer"]]
-    conv_kernel_initializer_config: Annotated[Any, _INERT["conv_kernel_initializer_config"]]
-    conv_bias_initializer: Annotated[Any, _INERT["conv_bias_initializer"]]
-    conv_bias_initializer_config: Annotated[Any, _INERT["conv_bias_initializer_config"]]
     conv_transpose_kernel_initializer: Annotated[Any, _INERT["conv_transpose_kernel_initializer"]]
     conv_transpose_kernel_initializer_config: Annotated[
         Any, _INERT["conv_transpose_kernel_initializer_config"]
@@ -199,29 +193,76 @@ class ModelConfigDict(TypedDict, total=False):
     ]
     post_fcnet_bias_initializer: Annotated[Any, _INERT["post_fcnet_bias_initializer"]]
     post_fcnet_bias_initializer_config: Annotated[Any, _INERT["post_fcnet_bias_initializer_config"]]
-    lstm_weights_initializer: Annotated[Any, _INERT["lstm_weights_initializer"]]
-    lstm_weights_initializer_config: Annotated[Any, _INERT["lstm_weights_initializer_config"]]
-    lstm_bias_initializer: Annotated[Any, _INERT["lstm_bias_initializer"]]
-    lstm_bias_initializer_config: Annotated[Any, _INERT["lstm_bias_initializer_config"]]
-    # RLlib's new API stack (its DefaultModelConfig, rl_module(model_config=...)): the same
-    # initializers under their new names, and the output heads' layers, which rlconf's networks
-    # don't have (their other keys are the ones above, under the same names).
-    fcnet_kernel_initializer: Annotated[Any, _INERT["fcnet_kernel_initializer"]]
-    fcnet_kernel_initializer_kwargs: Annotated[Any, _INERT["fcnet_kernel_initializer_kwargs"]]
-    fcnet_bias_initializer_kwargs: Annotated[Any, _INERT["fcnet_bias_initializer_kwargs"]]
-    conv_kernel_initializer_kwargs: Annotated[Any, _INERT["conv_kernel_initializer_kwargs"]]
-    conv_bias_initializer_kwargs: Annotated[Any, _INERT["conv_bias_initializer_kwargs"]]
-    lstm_kernel_initializer: Annotated[Any, _INERT["lstm_kernel_initializer"]]
-    lstm_kernel_initializer_kwargs: Annotated[Any, _INERT["lstm_kernel_initializer_kwargs"]]
-    lstm_bias_initializer_kwargs: Annotated[Any, _INERT["lstm_bias_initializer_kwargs"]]
-    head_fcnet_hiddens: Annotated[list[int], _INERT["head_fcnet_hiddens"]]
-    head_fcnet_activation: Annotated[Activation | None, _INERT["head_fcnet_activation"]]
-    head_fcnet_kernel_initializer: Annotated[Any, _INERT["head_fcnet_kernel_initializer"]]
-    head_fcnet_kernel_initializer_kwargs: Annotated[
-        Any, _INERT["head_fcnet_kernel_initializer_kwargs"]
+    # Weight initializers (RLlib's new API stack names, then its 2.x names of the same
+    # settings): rlconf.layer_init_keys; the runtime applies them (runtime.core.layer_init).
+    fcnet_kernel_initializer: Annotated[Initializer, _INIT["fcnet_kernel_initializer"]]
+    fcnet_kernel_initializer_kwargs: Annotated[
+        InitializerKwargs, _INIT["fcnet_kernel_initializer_kwargs"]
     ]
-    head_fcnet_bias_initializer: Annotated[Any, _INERT["head_fcnet_bias_initializer"]]
-    head_fcnet_bias_initializer_kwargs: Annotated[Any, _INERT["head_fcnet_bias_initializer_kwargs"]]
+    fcnet_bias_initializer: Annotated[Initializer, _INIT["fcnet_bias_initializer"]]
+    fcnet_bias_initializer_kwargs: Annotated[
+        InitializerKwargs, _INIT["fcnet_bias_initializer_kwargs"]
+    ]
+    conv_kernel_initializer: Annotated[Initializer, _INIT["conv_kernel_initializer"]]
+    conv_kernel_initializer_kwargs: Annotated[
+        InitializerKwargs, _INIT["conv_kernel_initializer_kwargs"]
+    ]
+    conv_bias_initializer: Annotated[Initializer, _INIT["conv_bias_initializer"]]
+    conv_bias_initializer_kwargs: Annotated[
+        InitializerKwargs, _INIT["conv_bias_initializer_kwargs"]
+    ]
+    head_fcnet_kernel_initializer: Annotated[Initializer, _INIT["head_fcnet_kernel_initializer"]]
+    head_fcnet_kernel_initializer_kwargs: Annotated[
+        InitializerKwargs, _INIT["head_fcnet_kernel_initializer_kwargs"]
+    ]
+    head_fcnet_bias_initializer: Annotated[Initializer, _INIT["head_fcnet_bias_initializer"]]
+    head_fcnet_bias_initializer_kwargs: Annotated[
+        InitializerKwargs, _INIT["head_fcnet_bias_initializer_kwargs"]
+    ]
+    lstm_kernel_initializer: Annotated[Initializer, _INIT["lstm_kernel_initializer"]]
+    lstm_kernel_initializer_kwargs: Annotated[
+        InitializerKwargs, _INIT["lstm_kernel_initializer_kwargs"]
+    ]
+    lstm_bias_initializer: Annotated[Initializer, _INIT["lstm_bias_initializer"]]
+    lstm_bias_initializer_kwargs: Annotated[
+        InitializerKwargs, _INIT["lstm_bias_initializer_kwargs"]
+    ]
+    fcnet_weights_initializer: Annotated[Initializer, _INIT["fcnet_weights_initializer"]]
+    fcnet_weights_initializer_config: Annotated[
+        InitializerKwargs, _INIT["fcnet_weights_initializer_config"]
+    ]
+    fcnet_bias_initializer_config: Annotated[
+        InitializerKwargs, _INIT["fcnet_bias_initializer_config"]
+    ]
+    conv_kernel_initializer_config: Annotated[
+        InitializerKwargs, _INIT["conv_kernel_initializer_config"]
+    ]
+    conv_bias_initializer_config: Annotated[
+        InitializerKwargs, _INIT["conv_bias_initializer_config"]
+    ]
+    lstm_weights_initializer: Annotated[Initializer, _INIT["lstm_weights_initializer"]]
+    lstm_weights_initializer_config: Annotated[
+        InitializerKwargs, _INIT["lstm_weights_initializer_config"]
+    ]
+    lstm_bias_initializer_config: Annotated[
+        InitializerKwargs, _INIT["lstm_bias_initializer_config"]
+    ]
+    # RLlib's new API stack: the output heads' layers (its DefaultModelConfig's other keys are
+    # the ones above, under the same names).
+    head_fcnet_hiddens: Annotated[
+        ListOf[Annotated[int, Field(ge=1)]],
+        Field(
+            description="Hidden layer sizes of each output head, between the network's last "
+            "layer and each output: the policy's and the value's (PPO, APPO, IMPALA, A2C, PG, "
+            "MARWIL), SAC's policy's and each Q-network's, DQN's Q head (DQN's hiddens: one "
+            "setting, two names; DDPG and TD3 refuse them: actor_hiddens, critic_hiddens). "
+            "[]: each output is one linear layer; not set: DQN's hiddens."
+        ),
+    ]
+    head_fcnet_activation: Annotated[
+        Activation | None,
+        Field(description="Activation of the head_fcnet_hiddens layers (None: 'linear')."),
+    ]
 
 
 #: The keys of the reference's Atari preprocessing, at their defaults: they act on the env's

@@ -9,9 +9,12 @@ makes each one an alias with every input path: keywords, dicts, files, ``overrid
 method whose signature lists a name is the one whose section declares it (``Section.aliases``)
 or lists it (``Section.keywords``).
 
+``env_to_module_connector`` sets ``observation_filter``: a factory of
+``rlconf.connectors.MeanStdFilter()`` is ``"MeanStdFilter"`` (``NEW_STACK_CONVERTED``).
+
 A name without a twin is refused with the reason (``NEW_STACK_REFUSED``): ConnectorV2 pipelines,
-custom EnvRunner / Learner classes and RLModule specs, aggregator actors, restart limits and
-health probes.
+custom EnvRunner / Learner classes, aggregator actors, restart limits and health probes.
+(``rl_module_spec`` is a setting of its own: ``rlconf.rl_module_spec``.)
 
 RLlib's per-learner batch sizes are each learner's share: with ``num_learners=N`` it trains on
 ``train_batch_size_per_learner x N`` rows (minibatches of ``minibatch_size x N``). rlconf's
@@ -22,9 +25,10 @@ refused beside ``num_learner_workers > 1`` (``per_learner_issues``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from rlconf.connectors import observation_filter_of
 from rlconf.errors import FieldIssue, short_repr
 
 #: New-stack name -> the rlconf key it sets (one setting, two names).
@@ -48,6 +52,10 @@ NEW_STACK_NAMES: dict[str, str] = {
     "minibatch_size": "sgd_minibatch_size",
     "mini_batch_size_per_learner": "sgd_minibatch_size",
     "train_batch_size_per_learner": "train_batch_size",
+    # IMPALA's and APPO's circular buffer of train batches: the learner thread's ring of
+    # minibatch_buffer_size batches, each learned on num_sgd_iter times.
+    "circular_buffer_num_batches_N": "minibatch_buffer_size",
+    "circular_buffer_iterations_per_batch_K": "num_sgd_iter",
     # .rl_module(): a dict of the model keys (DefaultModelConfig's keys among them)
     "model_config": "model",
     "model_config_dict": "model",
@@ -57,6 +65,13 @@ NEW_STACK_NAMES: dict[str, str] = {
     "restart_failed_env_runners": "recreate_failed_workers",
     "recreate_failed_env_runners": "recreate_failed_workers",
     "ignore_env_runner_failures": "ignore_worker_failures",
+}
+
+#: New-stack names whose value is turned into the value of the rlconf key they set (the key,
+#: and the function that does it, raising ``ValueError`` with the reason where it can't).
+NEW_STACK_CONVERTED: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    # A factory of rlconf.connectors.MeanStdFilter() is observation_filter="MeanStdFilter".
+    "env_to_module_connector": ("observation_filter", observation_filter_of),
 }
 
 #: The per-learner names, by the key each sets.
@@ -75,7 +90,6 @@ _RESTARTS = "a failed env runner is replaced at once, each time it fails, withou
 
 #: New-stack names with no twin here -> why they are refused (and what to set instead).
 NEW_STACK_REFUSED: dict[str, str] = {
-    "env_to_module_connector": _CONNECTORS,
     "module_to_env_connector": _CONNECTORS,
     "learner_connector": _CONNECTORS,
     "add_default_connectors_to_env_to_module_pipeline": _CONNECTORS,
@@ -108,9 +122,6 @@ NEW_STACK_REFUSED: dict[str, str] = {
     "local_gpu_idx": "the driver's learner uses cuda:0 (and up, one tower per GPU of num_gpus); "
     "choose the GPU with CUDA_VISIBLE_DEVICES",
     "never_skip_update": "every learner update is waited for before the next, so none is skipped",
-    "rl_module_spec": "custom RLModules (RLModuleSpec) are not in yet (issue 60, item 3); "
-    "rl_module(model_config=...) shapes the built-in networks, and model.custom_model takes "
-    "your own torch module",
     "algorithm_config_overrides_per_module": "per-policy overrides are given as "
     "PolicySpec(config=Config.overrides(...)) in multi_agent(policies=...)",
     "max_num_env_runner_restarts": _RESTARTS,
@@ -127,8 +138,8 @@ NEW_STACK_REFUSED: dict[str, str] = {
     "evaluation_auto_duration_max_env_steps_per_sample": "evaluation_duration='auto' evaluates "
     "whole episodes until the training step is done",
     "log_gradients": "the learners report their own statistics (grad_gnorm among them)",
-    "custom_stats_cls_lookup": "results are compiled by the algorithm (custom_metrics for your "
-    "own values)",
+    "custom_stats_cls_lookup": "a MetricsLogger reduces with mean, min, max, sum or None only "
+    "(metrics_logger.log_value(key, value, reduce=...) in a hook)",
 }
 
 

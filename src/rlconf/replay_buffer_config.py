@@ -17,6 +17,15 @@ of the top-level ``num_steps_sampled_before_learning_starts`` and sets it
 (``rlconf.key_aliases.NESTED_KEY_ALIASES``). ``type`` also takes RLlib's classes and their
 import paths (``"ray.rllib.utils.replay_buffers.MultiAgentPrioritizedReplayBuffer"``), kept as
 the class's name.
+
+RLlib's new API stack buffers (``EpisodeReplayBuffer``, ``PrioritizedEpisodeReplayBuffer`` and
+their multi-agent twins) are the buffers here under other names (``BUFFER_TYPE_ALIASES``), and
+their ``alpha`` and ``beta`` are ``prioritized_replay_alpha`` and ``prioritized_replay_beta``
+(``NEW_STACK_BUFFER_KEYS``, renamed as the dict is given: ``with_buffer_key_names``). RLlib's
+episode buffers store whole episodes and cut each replayed row's n-step return out of them as
+it is drawn; the buffers here store rows whose n-step returns the rollout workers added
+(``n_step``), with the same sampling (uniform, or by priority**alpha with importance weights of
+exponent beta).
 """
 
 from __future__ import annotations
@@ -39,22 +48,32 @@ ReplayBufferType = Literal[
     "PrioritizedReplayBuffer",
     "MultiAgentReplayBuffer",
     "MultiAgentPrioritizedReplayBuffer",
+    "EpisodeReplayBuffer",
+    "PrioritizedEpisodeReplayBuffer",
+    "MultiAgentEpisodeReplayBuffer",
+    "MultiAgentPrioritizedEpisodeReplayBuffer",
 ]
 
-#: RLlib's multi-agent buffer names -> the buffer they are here (one buffer per policy).
+#: RLlib's multi-agent and new API stack buffer names -> the buffer they are here (one buffer
+#: per policy; rows with their n-step returns in place of episodes).
 BUFFER_TYPE_ALIASES: dict[str, str] = {
     "MultiAgentReplayBuffer": "ReplayBuffer",
     "MultiAgentPrioritizedReplayBuffer": "PrioritizedReplayBuffer",
+    "EpisodeReplayBuffer": "ReplayBuffer",
+    "MultiAgentEpisodeReplayBuffer": "ReplayBuffer",
+    "PrioritizedEpisodeReplayBuffer": "PrioritizedReplayBuffer",
+    "MultiAgentPrioritizedEpisodeReplayBuffer": "PrioritizedReplayBuffer",
+}
+
+#: RLlib's new API stack names of keys of ``replay_buffer_config`` -> the key here.
+NEW_STACK_BUFFER_KEYS: dict[str, str] = {
+    "alpha": "prioritized_replay_alpha",
+    "beta": "prioritized_replay_beta",
 }
 
 #: Where the classes ``type`` may be given as (or by import path) live: RLlib's buffers and
 #: rlconf's own (``runtime.buffers``, named here only: rlconf never imports the runtime).
 _BUFFER_PACKAGES = ("ray.rllib.utils.replay_buffers", "runtime.buffers")
-
-_EPISODE_BUFFERS = (
-    "it stores whole episodes for RLlib's new API stack; the buffers here store single "
-    "timesteps (ReplayBuffer, PrioritizedReplayBuffer)"
-)
 
 #: RLlib's other buffer types, and why none of them is available.
 UNAVAILABLE_BUFFER_TYPES: dict[str, str] = {
@@ -65,10 +84,6 @@ UNAVAILABLE_BUFFER_TYPES: dict[str, str] = {
     "FifoReplayBuffer": "it is a queue of RLlib's, not a replay buffer of the off-policy "
     "algorithms",
     "SimpleReplayBuffer": "it is a test helper of RLlib's; ReplayBuffer draws rows the same way",
-    "EpisodeReplayBuffer": _EPISODE_BUFFERS,
-    "PrioritizedEpisodeReplayBuffer": _EPISODE_BUFFERS,
-    "MultiAgentEpisodeReplayBuffer": _EPISODE_BUFFERS,
-    "MultiAgentPrioritizedEpisodeReplayBuffer": _EPISODE_BUFFERS,
 }
 
 
@@ -116,7 +131,9 @@ class ReplayBufferConfig(TypedDict, total=False):
             "proportion to priority**alpha, the priority being the row's last |TD error| + eps. "
             "Every policy has a buffer of its own already, so RLlib's MultiAgentReplayBuffer "
             "and MultiAgentPrioritizedReplayBuffer are the same as ReplayBuffer and "
-            "PrioritizedReplayBuffer. RLlib's classes and import paths "
+            "PrioritizedReplayBuffer, and its new API stack's EpisodeReplayBuffer and "
+            "PrioritizedEpisodeReplayBuffer (and their MultiAgent twins) too (rows with the "
+            "n-step returns the workers added, not episodes). RLlib's classes and import paths "
             "('ray.rllib.utils.replay_buffers.MultiAgentReplayBuffer') name the same buffers."
         ),
     ]
@@ -184,6 +201,19 @@ def _adapter() -> TypeAdapter[Any]:
     return TypeAdapter(ReplayBufferConfig)
 
 
+def with_buffer_key_names(value: Any) -> Any:
+    """A given ``replay_buffer_config`` dict with RLlib's new API stack keys (``alpha``,
+    ``beta``) renamed to the keys here; a key given beside its twin with another value stays,
+    to be refused as such. Anything but a dict is returned as it is."""
+    if not isinstance(value, Mapping) or not any(k in value for k in NEW_STACK_BUFFER_KEYS):
+        return value
+    renamed = dict(value)
+    for name, key in NEW_STACK_BUFFER_KEYS.items():
+        if name in renamed and (key not in renamed or renamed[key] == renamed[name]):
+            renamed[key] = renamed.pop(name)
+    return renamed
+
+
 def validate_replay_buffer_config(value: Mapping[str, Any]) -> dict[str, Any]:
     """``value`` checked (keys, types, ranges); raises ``ValueError`` naming every problem,
     an unknown key with the allowed ones."""
@@ -193,7 +223,7 @@ def validate_replay_buffer_config(value: Mapping[str, Any]) -> dict[str, Any]:
             f"got a {type(value).__name__}"
         )
     try:
-        checked: dict[str, Any] = _adapter().validate_python(dict(value))
+        checked: dict[str, Any] = _adapter().validate_python(with_buffer_key_names(dict(value)))
     except ValidationError as exc:
         problems = []
         for error in exc.errors():

@@ -7,9 +7,10 @@ result reaches its number. Nested keys are joined with ``/``
 A key is checked twice. At start, against the static description of the result
 (``rlconf.result_keys``): an unknown key, or one that is not a number, is refused with a
 did-you-mean. Keys whose names depend on the run (a custom metric, a policy id, a learner
-statistic, a key added by the callbacks' ``on_train_result`` or by a custom evaluation function)
-are then looked for in the first result that can hold them; one that is missing there stops the
-run with an error naming the keys the result does have, so no criterion is silently never met.
+statistic, a key added by the callbacks' ``on_train_result`` or logged by a hook through its
+``metrics_logger``, or by a custom evaluation function) are then looked for in the first result
+that can hold them; one that is missing there stops the run with an error naming the keys the
+result does have, so no criterion is silently never met.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.callback_hooks import CALLBACK_HOOKS
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.result_keys import EVALUATION_PREFIX, KIND_NAMES, ResultKey, describe, known_names
 from rlconf.unknown_keys import did_you_mean
@@ -62,15 +64,46 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value)
 
 
-def callbacks_add_result_keys(config: AlgorithmConfig) -> bool:
-    """Whether the config's callbacks class overrides ``on_train_result`` (which may add any
-    key to the result). Walks the class's bases by name, so the runtime is not imported."""
-    for klass in getattr(config["callbacks"], "__mro__", ()):
+#: Hooks run by the algorithm: what they add to the result (or log to its metrics_logger) may
+#: be any key.
+_ALGORITHM_HOOKS = frozenset(
+    {
+        "on_algorithm_init",
+        "on_train_result",
+        "on_evaluate_start",
+        "on_evaluate_end",
+        "on_checkpoint_loaded",
+        "on_workers_recreated",
+        "on_env_runners_recreated",
+    }
+)
+#: Where what the rollout (and evaluation) workers' hooks log lands.
+_WORKER_LOGGED = ("env_runners/", "evaluation/env_runners/")
+
+
+def callbacks_add_result_keys(config: AlgorithmConfig, key: str) -> bool:
+    """Whether the config's callbacks may add ``key`` to the result: any key where a hook the
+    algorithm runs is overridden (``on_train_result`` may add any key to the result, and what
+    ``on_algorithm_init``, ``on_evaluate_end``, ... log to their ``metrics_logger`` lands at its
+    top level) or given as a function, a key under ``env_runners/`` (or
+    ``evaluation/env_runners/``) where a rollout worker's hook is (what it logs lands there).
+    Walks the classes' bases by name, so the runtime is not imported."""
+    given = config["callbacks"]
+    hooks = {hook for hook in CALLBACK_HOOKS if config[hook] is not None}
+    for cls in given if isinstance(given, list) else [given]:
+        hooks |= _hooks_overridden(cls)
+    if hooks & _ALGORITHM_HOOKS:
+        return True
+    return bool(hooks) and key.startswith(_WORKER_LOGGED)
+
+
+def _hooks_overridden(cls: Any) -> set[str]:
+    found: set[str] = set()
+    for klass in getattr(cls, "__mro__", ()):
         if klass.__name__ == "DefaultCallbacks" and klass.__module__ == "runtime.callbacks":
-            return False
-        if "on_train_result" in vars(klass):
-            return True
-    return False
+            break
+        found |= {name for name in vars(klass) if name.startswith("on_")}
+    return found
 
 
 def _custom_evaluation(key: str, config: AlgorithmConfig | None) -> bool:
@@ -114,7 +147,7 @@ def result_key_issues(
     there (so it can't be ``use``d), or an evaluation key where no evaluation runs. Keys that
     callbacks or a custom evaluation function may add are left to the results."""
     issues: list[FieldIssue] = []
-    open_ended = config is not None and callbacks_add_result_keys(config)
+    open_ended = config is not None and callbacks_add_result_keys(config, key)
     entry = describe(key)
     if entry is None and not (open_ended or _custom_evaluation(key, config)):
         hint = did_you_mean(key, known_names())

@@ -302,7 +302,7 @@ def _metric_issues(metric: Any, mode: Any, config: AlgorithmConfig) -> list[Fiel
         )
         return issues
     entry = describe(metric)
-    if entry is None and not callbacks_add_result_keys(config):
+    if entry is None and not callbacks_add_result_keys(config, metric):
         hint = did_you_mean(metric, known_names())
         issues.append(
             FieldIssue(

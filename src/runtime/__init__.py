@@ -17,7 +17,7 @@ from runtime.algorithms.pg import PG
 from runtime.algorithms.ppo import PPO
 from runtime.algorithms.sac import SAC
 from runtime.buffers import PrioritizedReplayBuffer, ReplayBuffer
-from runtime.callbacks import DefaultCallbacks, MultiCallbacks, make_multi_callbacks
+from runtime.callbacks import DefaultCallbacks, MultiCallbacks, RLlibCallback, make_multi_callbacks
 from runtime.cluster.placement import ResourceError
 from runtime.cluster.tune_support import install as _install_tune_support
 from runtime.core.exploration import (
@@ -39,6 +39,7 @@ from runtime.core.models import TorchModel
 from runtime.core.module import ActorCriticModule, RLModule
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.policy import PolicyBuilder, TorchPolicy
+from runtime.core.rl_module import QNetAPI, TorchRLModule, ValueFunctionAPI
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import register_env
@@ -60,6 +61,7 @@ from runtime.offline import (
     OutputWriter,
     SampleBatchBuilder,
 )
+from runtime.results.metrics_logger import MetricsLogger
 from runtime.training.off_policy import OffPolicyAlgorithm
 from runtime.training.on_policy import OnPolicyAlgorithm
 
@@ -97,6 +99,7 @@ __all__ = [
     "PerWorkerGaussianNoise",
     "PerWorkerOrnsteinUhlenbeckNoise",
     "Learner",
+    "MetricsLogger",
     "ModelCatalog",
     "MultiAgentBatch",
     "MultiAgentEnv",
@@ -112,7 +115,9 @@ __all__ = [
     "PolicyServerInput",
     "PolicyBuilder",
     "PrioritizedReplayBuffer",
+    "QNetAPI",
     "RLModule",
+    "RLlibCallback",
     "Random",
     "ReplayBuffer",
     "ResourceError",
@@ -124,6 +129,8 @@ __all__ = [
     "TaskSettableEnv",
     "TorchModel",
     "TorchPolicy",
+    "TorchRLModule",
+    "ValueFunctionAPI",
     "WorkerFailure",
     "WorkerSet",
     "make_multi_agent",

@@ -21,6 +21,7 @@ from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.metrics import TIMERS, TRAINING_ITERATION_TIMER
 from runtime.buffers.multi_agent_replay_buffer import MultiAgentReplayBuffer
 from runtime.callbacks import DefaultCallbacks
+from runtime.callbacks_setup import make_callbacks, workers_recreated
 from runtime.cluster.cpu_threads import set_learner_threads
 from runtime.cluster.driver_environment import set_driver_environs
 from runtime.cluster.placement import Placement
@@ -39,6 +40,7 @@ from runtime.env.env_registry import EnvCreator, env_creator_for
 from runtime.env.recording import video_folder
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
+from runtime.hook_calls import call_hook
 from runtime.results.result_logger import ResultLogger
 from runtime.training.acting import Acting
 from runtime.training.algorithm_settings import AlgorithmSettings
@@ -46,6 +48,7 @@ from runtime.training.checkpointing import Checkpointing, algorithm_from_checkpo
 from runtime.training.config_reset import ConfigReset, accepted_config
 from runtime.training.config_resolution import resolve_config, split_tune_keys
 from runtime.training.evaluation_schedule import EvaluationSchedule
+from runtime.training.memory_models import refuse_memory_modules
 from runtime.training.placement_setup import (
     acting_device,
     learner_devices,
@@ -165,7 +168,7 @@ class Algorithm(
         config = self.config
         #: What the algorithm reads of its config, built once (``AlgorithmSettings``).
         self.settings = settings = settings_of(AlgorithmSettings, config, type(self).__name__)
-        self.callbacks: DefaultCallbacks = (config.callbacks_class or DefaultCallbacks)()
+        self.callbacks: DefaultCallbacks = make_callbacks(config, type(self).__name__)
         env = settings.env
         self.env_creator: EnvCreator | None = None
         if env is not None:
@@ -196,10 +199,9 @@ class Algorithm(
         self.workers.on_recreated = self._workers_recreated
         # Torch's threads fit the networks the learner trains (``runtime.cluster.cpu_threads``).
         local = self.workers.local_worker()
-        set_learner_threads(
-            settings.num_cpus_for_driver,
-            [p.module for p in map(local.policy_map.peek, local.policy_map.in_memory()) if p],
-        )
+        modules = [p.module for p in map(local.policy_map.peek, local.policy_map.in_memory()) if p]
+        refuse_memory_modules(modules, type(self))
+        set_learner_threads(settings.num_cpus_for_driver, modules)
         #: The learners of the policies to train, on their own devices.
         self.learner_group = self._make_learner_group(devices)
         self.workers.local_worker().attach_learner_group(self.learner_group)
@@ -212,7 +214,7 @@ class Algorithm(
             int(settings.num_workers),
             ", ".join(devices),
         )
-        self.callbacks.on_algorithm_init(algorithm=self)
+        call_hook(self.callbacks, "on_algorithm_init", algorithm=self, metrics_logger=self.metrics)
 
     def _make_learner_group(self, devices: list[str]) -> LearnerGroup:
         settings = self.settings
@@ -234,12 +236,7 @@ class Algorithm(
         return options
 
     def _workers_recreated(self, indices: list[int]) -> None:
-        self.callbacks.on_workers_recreated(
-            algorithm=self,
-            worker_set=self.workers,
-            worker_ids=indices,
-            is_evaluation_workers=False,
-        )
+        workers_recreated(self, self.workers, indices, is_evaluation=False)
 
     # ------------------------------------------------------------------ training
 
@@ -292,8 +289,16 @@ class Algorithm(
 
     def log_result(self, result: dict[str, Any]) -> None:
         """Called by ``train()`` with each result: the ``on_train_result`` callback (which may
-        add to it), then the results directory."""
-        self.callbacks.on_train_result(algorithm=self, result=result)
+        add to it), what the algorithm's hooks logged (``self.metrics``), then the results
+        directory."""
+        call_hook(
+            self.callbacks,
+            "on_train_result",
+            algorithm=self,
+            metrics_logger=self.metrics,
+            result=result,
+        )
+        self._add_logged_metrics(result)
         self._observe_checkpoint_score(result)  # after the callbacks: they may add the key
         if self._storage is None:
             self._open_results().on_result(result)

@@ -1,16 +1,28 @@
-"""``DefaultCallbacks``: hooks into training, sampling and episodes; override what you need.
+"""``DefaultCallbacks`` (RLlib's new API stack name: ``RLlibCallback``): hooks into training,
+sampling and episodes; override what you need.
 
 Every hook takes keyword arguments only and should accept ``**kwargs`` so that new arguments
-don't break it.
+don't break it. Each hook is called with the keywords of both RLlib dialects
+(``runtime.hook_calls``): 2.x's (``worker``, ``base_env``, ``policies``, ``episode``,
+``env_index``, ``algorithm``, ``result``, ...) and the new stack's (``env_runner``: the rollout
+worker, ``metrics_logger``, ``env``, ``rl_module``, ...); a hook without ``**kwargs`` gets the
+ones it names. What a hook logs to ``metrics_logger`` lands in the results
+(``runtime.results.metrics_logger``).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import types
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from runtime.hook_calls import keyword_filtered
+
+if TYPE_CHECKING:
+    from runtime.results.metrics_logger import MetricsLogger
 
 
 class DefaultCallbacks:
@@ -40,22 +52,37 @@ class DefaultCallbacks:
                 )
                 setattr(cls, name, _trainer_to_algorithm(hook))
 
-    def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
+    def on_algorithm_init(
+        self, *, algorithm: Any, metrics_logger: MetricsLogger, **kwargs: Any
+    ) -> None:
         """After the algorithm and its workers are built."""
 
     def on_environment_created(
-        self, *, worker: Any, sub_environment: Any, env_context: Any, **kwargs: Any
+        self,
+        *,
+        worker: Any,
+        sub_environment: Any,
+        env_context: Any,
+        env_index: int,
+        env_runner: Any,
+        metrics_logger: MetricsLogger,
+        env: Any,
+        **kwargs: Any,
     ) -> None:
-        """After a worker created one of its sub-environments."""
+        """After a worker created one of its sub-environments (``env`` is that sub-env)."""
 
     def on_episode_created(
         self,
         *,
+        episode: Any,
+        env_index: int,
         worker: Any,
         base_env: Any,
         policies: Any,
-        env_index: int,
-        episode: Any,
+        env_runner: Any,
+        metrics_logger: MetricsLogger,
+        env: Any,
+        rl_module: Any,
         **kwargs: Any,
     ) -> None:
         """A new episode object exists; its env is about to be reset."""
@@ -63,11 +90,15 @@ class DefaultCallbacks:
     def on_episode_start(
         self,
         *,
+        episode: Any,
+        env_index: int,
         worker: Any,
         base_env: Any,
         policies: Any,
-        episode: Any,
-        env_index: int,
+        env_runner: Any,
+        metrics_logger: MetricsLogger,
+        env: Any,
+        rl_module: Any,
         **kwargs: Any,
     ) -> None:
         """After the env was reset for a new episode."""
@@ -75,26 +106,35 @@ class DefaultCallbacks:
     def on_episode_step(
         self,
         *,
+        episode: Any,
+        env_index: int,
         worker: Any,
         base_env: Any,
         policies: Any,
-        episode: Any,
-        env_index: int,
+        env_runner: Any,
+        metrics_logger: MetricsLogger,
+        env: Any,
+        rl_module: Any,
         **kwargs: Any,
     ) -> None:
-        """After every env step of the episode."""
+        """After every env step of the episode (its last one included)."""
 
     def on_episode_end(
         self,
         *,
+        episode: Any,
+        env_index: int,
         worker: Any,
         base_env: Any,
         policies: Any,
-        episode: Any,
-        env_index: int,
+        env_runner: Any,
+        metrics_logger: MetricsLogger,
+        env: Any,
+        rl_module: Any,
         **kwargs: Any,
     ) -> None:
-        """When the episode terminated or was truncated; set ``episode.custom_metrics`` here."""
+        """When the episode terminated or was truncated: log its metrics here
+        (``metrics_logger.log_value(...)``, or 2.x's ``episode.custom_metrics``)."""
 
     def on_postprocess_trajectory(
         self,
@@ -110,18 +150,36 @@ class DefaultCallbacks:
     ) -> None:
         """After advantages were computed for one episode's rows (may change them in place)."""
 
-    def on_sample_end(self, *, worker: Any, samples: Any, **kwargs: Any) -> None:
-        """At the end of ``RolloutWorker.sample()``."""
+    def on_sample_end(
+        self,
+        *,
+        samples: Any,
+        worker: Any,
+        env_runner: Any,
+        metrics_logger: MetricsLogger,
+        **kwargs: Any,
+    ) -> None:
+        """At the end of ``RolloutWorker.sample()`` (``samples``: the sample batch)."""
 
     def on_learn_on_batch(
         self, *, policy: Any, train_batch: Any, result: dict[str, Any], **kwargs: Any
     ) -> None:
         """Before a policy learns on ``train_batch``; ``result`` may be extended."""
 
-    def on_train_result(self, *, algorithm: Any, result: dict[str, Any], **kwargs: Any) -> None:
-        """After each ``algorithm.train()``; ``result`` may be changed in place."""
+    def on_train_result(
+        self,
+        *,
+        algorithm: Any,
+        result: dict[str, Any],
+        metrics_logger: MetricsLogger,
+        **kwargs: Any,
+    ) -> None:
+        """After each ``algorithm.train()``; ``result`` may be changed in place, and what is
+        logged to ``metrics_logger`` lands at its top level."""
 
-    def on_checkpoint_loaded(self, *, algorithm: Any, **kwargs: Any) -> None:
+    def on_checkpoint_loaded(
+        self, *, algorithm: Any, metrics_logger: MetricsLogger, **kwargs: Any
+    ) -> None:
         """After a checkpoint was restored into the algorithm."""
 
     def on_workers_recreated(
@@ -135,13 +193,36 @@ class DefaultCallbacks:
     ) -> None:
         """After failed remote workers were replaced (and synced)."""
 
-    def on_evaluate_start(self, *, algorithm: Any, **kwargs: Any) -> None:
+    def on_env_runners_recreated(
+        self,
+        *,
+        algorithm: Any,
+        env_runner_group: Any,
+        env_runner_indices: Sequence[int],
+        is_evaluation: bool,
+        **kwargs: Any,
+    ) -> None:
+        """RLlib's new API stack name of ``on_workers_recreated`` (both are called)."""
+
+    def on_evaluate_start(
+        self, *, algorithm: Any, metrics_logger: MetricsLogger, **kwargs: Any
+    ) -> None:
         """Before an evaluation round."""
 
     def on_evaluate_end(
-        self, *, algorithm: Any, evaluation_metrics: dict[str, Any], **kwargs: Any
+        self,
+        *,
+        algorithm: Any,
+        evaluation_metrics: dict[str, Any],
+        metrics_logger: MetricsLogger,
+        **kwargs: Any,
     ) -> None:
         """After an evaluation round, with its metrics."""
+
+
+#: RLlib's new API stack name of the callbacks base class (``ray.rllib.callbacks.callbacks``):
+#: the same class.
+RLlibCallback = DefaultCallbacks
 
 
 _HOOKS = [name for name in vars(DefaultCallbacks) if name.startswith("on_")]
@@ -159,11 +240,13 @@ def _trainer_to_algorithm(hook: Callable[..., Any]) -> Callable[..., Any]:
     """``hook`` called with ``algorithm=`` passed on as ``trainer=``."""
 
     @functools.wraps(hook)
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(self: Any, **kwargs: Any) -> Any:
         if "algorithm" in kwargs:
             kwargs["trainer"] = kwargs.pop("algorithm")
-        return hook(self, *args, **kwargs)
+        return keyword_filtered(types.MethodType(hook, self))(**kwargs)
 
+    # (The wrapper takes every keyword: hook_calls must not read the hook's own signature.)
+    del call.__wrapped__
     return call
 
 
@@ -200,7 +283,7 @@ def make_multi_callbacks(
     def fan_out(hook: str) -> Any:
         def call(self: MultiCallbacks, **kwargs: Any) -> None:
             for child in self.children:
-                getattr(child, hook)(**kwargs)
+                keyword_filtered(getattr(child, hook))(**kwargs)
 
         call.__name__ = hook
         return call

@@ -21,6 +21,7 @@ from rlconf.algorithms.actor_critic_fields import CriticArgs, KLPenaltyArgs, cri
 from rlconf.algorithms.impala import IMPALA_TRAINING, IMPALAConfig, IMPALATrainingArgs
 from rlconf.errors import FieldIssue
 from rlconf.field_types import PosFloat, PosInt, UnitFloat
+from rlconf.fluent import NOT_SET
 from rlconf.generated.appo_fluent import APPOConfigFluent
 from rlconf.section import Section
 
@@ -51,7 +52,16 @@ class APPOTrainingArgs(IMPALATrainingArgs, CriticArgs, KLPenaltyArgs, total=Fals
         PosInt,
         Field(
             description="Move the target policy towards the learned one (by tau), and adapt "
-            "kl_coeff with use_kl_loss, after every this many learner updates."
+            "kl_coeff with use_kl_loss, after every this many rounds of the learner's buffer "
+            "(minibatch_buffer_size batches, each learned on num_sgd_iter times)."
+        ),
+    ]
+    target_network_update_freq: Annotated[
+        PosInt | None,
+        Field(
+            description="RLlib's new API stack period of the target policy: move it (and adapt "
+            "kl_coeff) once this many env steps were trained on since the last move (each "
+            "learner update counts its batch's rows); None: target_update_frequency decides."
         ),
     ]
 
@@ -68,6 +78,7 @@ APPO_TRAINING: Section = IMPALA_TRAINING.with_fields(
         "kl_target": 0.01,
         "tau": 1.0,
         "target_update_frequency": 1,
+        "target_network_update_freq": None,
     },
 )
 
@@ -118,4 +129,14 @@ class APPOConfig(APPOConfigFluent, IMPALAConfig):
         # use_critic and use_gae only shape the advantages without V-trace.
         if v("vtrace") is False:
             issues.extend(critic_issues(v))
+        freq, rounds = v("target_network_update_freq"), v("target_update_frequency")
+        if freq not in (None, NOT_SET) and rounds not in (1, NOT_SET):
+            issues.append(
+                FieldIssue(
+                    "target_network_update_freq",
+                    f"and target_update_frequency={rounds} both set when the target policy "
+                    "moves; set one of them",
+                    freq,
+                )
+            )
         return issues

@@ -145,6 +145,7 @@ class DDPGConfig(DDPGConfigFluent, AlgorithmConfig):
     __slots__ = ()
     algo_name = "DDPG"
     _replays: ClassVar[bool] = True
+    _own_learning_rates: ClassVar[bool] = True
     _sections: ClassVar[dict[str, Section]] = {
         **AlgorithmConfig._sections,
         "training": DDPG_TRAINING,

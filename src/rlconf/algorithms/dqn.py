@@ -8,12 +8,13 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from rlconf import search_space
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.algorithms.actor_critic_fields import GradClipArgs, LRScheduleArgs
 from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyArgs
 from rlconf.errors import FieldIssue
 from rlconf.exploration_types import ExplorationConfig
-from rlconf.field_types import ListOf, PosFloat, PosInt
+from rlconf.field_types import ListOf, PosFloat, PosInt, Schedule, UnitFloat
 from rlconf.fluent import NOT_SET
 from rlconf.generated.dqn_fluent import DQNConfigFluent
 from rlconf.inert_keys import InertKey
@@ -22,6 +23,8 @@ from rlconf.sections.training import TRAINING, TrainingArgs
 
 #: ``adam_epsilon``'s default: torch.optim.Adam's own.
 ADAM_EPSILON = 1e-8
+#: ``hiddens``' default.
+DQN_HIDDENS = (256,)
 
 _NO_NOISY = (
     "noisy networks (Rainbow's noisy, sigma0) are not implemented; explore with "
@@ -83,6 +86,16 @@ class DQNTrainingArgs(TrainingArgs, LRScheduleArgs, GradClipArgs, OffPolicyArgs,
             "less often. 0 (the default) is plain Q-learning.",
         ),
     ]
+    epsilon: Annotated[
+        UnitFloat | Schedule | None,
+        Field(
+            description="RLlib's new API stack epsilon: a fixed epsilon, or a schedule "
+            "[(0, v0), (t1, v1), ...] over the env steps sampled (linear between points, the "
+            "last value after them), which the EpsilonGreedy exploration follows in place of "
+            "its initial_epsilon, final_epsilon and epsilon_timesteps; None: "
+            "exploration_config's schedule."
+        ),
+    ]
     # The reference's noisy-network switches, at the values that turn them off (RLlib's own
     # files, e.g. pong-dqn.yaml, spell them out): accepted there, refused with the reason
     # otherwise.
@@ -94,7 +107,7 @@ DQN_TRAINING: Section = TRAINING.with_fields(
     DQNTrainingArgs,
     {
         **OFF_POLICY_DEFAULTS,
-        "hiddens": [256],
+        "hiddens": list(DQN_HIDDENS),
         "dueling": True,
         "double_q": True,
         "td_error_loss_fn": "huber",
@@ -103,6 +116,7 @@ DQN_TRAINING: Section = TRAINING.with_fields(
         "v_min": -10.0,
         "v_max": 10.0,
         "advantage_learning_alpha": 0.0,
+        "epsilon": None,
         "noisy": False,
         "sigma0": 0.5,
         "lr_schedule": None,
@@ -126,6 +140,7 @@ class DQNConfig(DQNConfigFluent, AlgorithmConfig):
     __slots__ = ()
     algo_name = "DQN"
     _replays: ClassVar[bool] = True
+    _auto_fragment_is_n_step: ClassVar[bool] = True
     _sections: ClassVar[dict[str, Section]] = {
         **AlgorithmConfig._sections,
         "training": DQN_TRAINING,
@@ -144,7 +159,87 @@ class DQNConfig(DQNConfigFluent, AlgorithmConfig):
         issues = super()._cross_field_issues()
         issues.extend(distributional_issues(self._plain))
         issues.extend(adam_epsilon_issues(self._plain))
+        issues.extend(epsilon_issues(self._plain))
+        issues.extend(q_head_issues(self._plain))
         return issues
+
+
+def q_head_issues(value: Callable[[str], Any]) -> list[FieldIssue]:
+    """``hiddens`` and ``model["head_fcnet_hiddens"]`` (RLlib's new API stack name) are one
+    setting, the Q head's hidden layers: the model key, where set, wins over ``hiddens``'
+    default, and both changed to different values are refused."""
+    hiddens, model = value("hiddens"), value("model")
+    if NOT_SET in (hiddens, model) or not isinstance(model, dict):
+        return []
+    head = model.get("head_fcnet_hiddens")
+    if head is None or search_space.is_search_space(head):
+        return []
+    if list(hiddens) in (list(DQN_HIDDENS), list(head)):
+        return []
+    return [
+        FieldIssue(
+            "hiddens",
+            f"and model.head_fcnet_hiddens={head!r} both set the Q head's hidden layers "
+            "(head_fcnet_hiddens is RLlib's new API stack name); set one of them",
+            hiddens,
+        )
+    ]
+
+
+#: The keys of ``exploration_config`` that ``epsilon`` replaces.
+_EPSILON_KEYS = ("initial_epsilon", "final_epsilon", "epsilon_timesteps", "warmup_timesteps")
+
+
+def epsilon_issues(value: Callable[[str], Any]) -> list[FieldIssue]:
+    """``epsilon`` is followed by the EpsilonGreedy exploration, in place of its own schedule:
+    its schedule starts at timestep 0 with values in [0, 1] (RLlib's rule), the exploration is
+    EpsilonGreedy, and its epsilon keys are left at DQN's defaults."""
+    epsilon, exploration = value("epsilon"), value("exploration_config")
+    if epsilon is None or NOT_SET in (epsilon, exploration):
+        return []
+    issues: list[FieldIssue] = []
+    if isinstance(epsilon, list):
+        if epsilon and epsilon[0][0] != 0:
+            issues.append(
+                FieldIssue(
+                    "epsilon",
+                    f"is a schedule whose first timestep is {epsilon[0][0]}; it starts at 0",
+                    epsilon,
+                    allowed="[(0, v0), (t1, v1), ...]",
+                )
+            )
+        if any(not 0.0 <= point[1] <= 1.0 for point in epsilon):
+            issues.append(
+                FieldIssue("epsilon", "holds a value outside [0, 1]", epsilon, allowed="0 to 1")
+            )
+    kind = exploration.get("type") if isinstance(exploration, dict) else None
+    if kind != "EpsilonGreedy":
+        issues.append(
+            FieldIssue(
+                "epsilon",
+                f"is the schedule of the EpsilonGreedy exploration, but exploration_config's "
+                f"type is {kind!r}",
+                epsilon,
+                allowed="None with this exploration, or exploration_config type 'EpsilonGreedy'",
+            )
+        )
+        return issues
+    changed = [
+        key
+        for key in _EPSILON_KEYS
+        if key in exploration and exploration[key] != DQN_EXPLORATION_DEFAULTS.get(key, 0)
+    ]
+    if changed:
+        issues.append(
+            FieldIssue(
+                "epsilon",
+                "and exploration_config's "
+                + ", ".join(f"{k}={exploration[k]!r}" for k in changed)
+                + " both set the epsilon schedule; set one of them",
+                epsilon,
+            )
+        )
+    return issues
 
 
 def adam_epsilon_issues(value: Callable[[str], Any]) -> list[FieldIssue]:

@@ -157,9 +157,11 @@ class IMPALATrainingArgs(TrainingArgs, LossCoeffArgs, LRScheduleArgs, GradClipAr
             "learner's results; None: nothing is called."
         ),
     ]
-    # RLlib's new API stack name of num_sgd_iter (rlconf.new_stack_names): a keyword that sets
-    # it, typed as it, not a field.
+    # RLlib's new API stack names of num_sgd_iter and minibatch_buffer_size
+    # (rlconf.new_stack_names): keywords that set them, typed as them, not fields.
     num_epochs: PosInt
+    circular_buffer_num_batches_N: PosInt
+    circular_buffer_iterations_per_batch_K: PosInt
 
 
 IMPALA_TRAINING: Section = TRAINING.with_fields(

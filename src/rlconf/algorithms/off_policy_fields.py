@@ -13,9 +13,9 @@ An algorithm's training args extend ``OffPolicyArgs``, and its section's default
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
-from pydantic import Field
+from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 from typing_extensions import TypedDict
 
 from rlconf.errors import FieldIssue
@@ -24,8 +24,64 @@ from rlconf.fluent import NOT_SET
 from rlconf.replay_buffer_config import REPLAY_BUFFER_DEFAULTS, ReplayBufferConfig
 
 
+def _n_step_pair(value: Any) -> Any:
+    """A list of two (JSON's and YAML's form of a range) as the tuple it stands for."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _check_n_step_range(value: Any) -> Any:
+    if isinstance(value, tuple) and not value[0] < value[1]:
+        raise ValueError(
+            f"a range of n-steps (low, high) draws n from low to high - 1 (numpy's "
+            f"integers(low, high), as RLlib's episode buffers), so it needs low < high; got "
+            f"{value!r}"
+        )
+    return value
+
+
+if TYPE_CHECKING:
+    NStep: TypeAlias = int | tuple[int, int]
+else:
+    NStep = Annotated[
+        PosInt
+        | Annotated[
+            tuple[PosInt, PosInt],
+            WithJsonSchema(
+                {
+                    "type": "array",
+                    "prefixItems": [
+                        {"type": "integer", "minimum": 1},
+                        {"type": "integer", "minimum": 2},
+                    ],
+                    "minItems": 2,
+                    "maxItems": 2,
+                    "description": "[low, high] with 1 <= low < high",
+                }
+            ),
+        ],
+        BeforeValidator(_n_step_pair),
+        AfterValidator(_check_n_step_range),
+    ]
+
+
+def n_step_range(n_step: int | tuple[int, int]) -> tuple[int, int]:
+    """``n_step`` as the ``(low, high)`` the steps of each row are drawn from, ``high``
+    excluded: ``(n, n + 1)`` for a fixed ``n``."""
+    if isinstance(n_step, tuple):
+        return int(n_step[0]), int(n_step[1])
+    return int(n_step), int(n_step) + 1
+
+
 class OffPolicyArgs(TypedDict, total=False):
-    n_step: Annotated[PosInt, Field(description="Steps of rewards in each TD target.")]
+    n_step: Annotated[
+        NStep,
+        Field(
+            description="Steps of rewards in each TD target; a range (low, high), RLlib's new "
+            "API stack's, draws each sampled row's n from low to high - 1 (numpy's "
+            "integers(low, high), as RLlib's episode buffers draw it per replayed row), its "
+            "bootstrap discounted by gamma**n."
+        ),
+    ]
     target_network_update_freq: Annotated[
         NonNegInt,
         Field(
@@ -77,13 +133,16 @@ OFF_POLICY_DEFAULTS: OffPolicyArgs = {
 
 def unused_lr_issues(lr: Any, own_lr: float, algorithm: str, instead: str) -> list[FieldIssue]:
     """``lr`` for an algorithm whose optimizers take their rates from other keys: its own
-    default is accepted (it changes nothing), any other value is refused, naming ``instead``."""
-    if lr is NOT_SET or (isinstance(lr, int | float) and math.isclose(float(lr), own_lr)):
+    default and None (RLlib's new API stack's way of saying so) are accepted (they change
+    nothing), any other value is refused, naming ``instead``."""
+    if lr is NOT_SET or lr is None:
+        return []
+    if isinstance(lr, int | float) and math.isclose(float(lr), own_lr):
         return []
     return [
         FieldIssue(
             "lr",
-            f"is not used by {algorithm}: set {instead} instead (allowed: {own_lr!r})",
+            f"is not used by {algorithm}: set {instead} instead (allowed: {own_lr!r} or None)",
             lr,
         )
     ]

@@ -3,6 +3,7 @@ targets and an entropy bonus whose weight (alpha) is tuned towards a target entr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -13,6 +14,7 @@ from rlconf.algorithms.actor_critic_fields import GradClipArgs
 from rlconf.algorithms.off_policy_fields import OFF_POLICY_DEFAULTS, OffPolicyArgs, unused_lr_issues
 from rlconf.errors import FieldIssue
 from rlconf.field_types import PosFloat
+from rlconf.fluent import NOT_SET
 from rlconf.generated.sac_fluent import SACConfigFluent
 from rlconf.inert_keys import InertKey
 from rlconf.model_config import ModelConfigDict
@@ -92,6 +94,27 @@ class SACTrainingArgs(TrainingArgs, GradClipArgs, OffPolicyArgs, total=False):
             "or 'mse' (half the squared error, as Stable-Baselines3 and CleanRL)."
         ),
     ]
+    actor_lr: Annotated[
+        PosFloat | None,
+        Field(
+            description="RLlib's new API stack learning rate of the policy; None: "
+            "optimization's actor_learning_rate."
+        ),
+    ]
+    critic_lr: Annotated[
+        PosFloat | None,
+        Field(
+            description="RLlib's new API stack learning rate of the Q-networks; None: "
+            "optimization's critic_learning_rate."
+        ),
+    ]
+    alpha_lr: Annotated[
+        PosFloat | None,
+        Field(
+            description="RLlib's new API stack learning rate of log(alpha); None: "
+            "optimization's entropy_learning_rate."
+        ),
+    ]
     _deterministic_loss: Annotated[
         bool,
         Field(
@@ -127,6 +150,9 @@ SAC_TRAINING: Section = TRAINING.with_fields(
         "target_network_update_freq": 0,
         "num_steps_sampled_before_learning_starts": 1500,
         "td_error_loss_fn": "huber",
+        "actor_lr": None,
+        "critic_lr": None,
+        "alpha_lr": None,
         "_deterministic_loss": False,
         "_use_beta_distribution": False,
     },
@@ -140,13 +166,17 @@ class SACConfig(SACConfigFluent, AlgorithmConfig):
     __slots__ = ()
     algo_name = "SAC"
     _replays: ClassVar[bool] = True
+    _own_learning_rates: ClassVar[bool] = True
+    _auto_fragment_is_n_step: ClassVar[bool] = True
     _sections: ClassVar[dict[str, Section]] = {
         **AlgorithmConfig._sections,
         "training": SAC_TRAINING,
     }
     _algo_defaults: ClassVar[dict[str, Any]] = {
         "num_workers": 0,
-        "rollout_fragment_length": 1,
+        # n_step steps per sub-env (1 by default, the reference's), so that an n-step sum fits
+        # a fragment.
+        "rollout_fragment_length": "auto",
         "train_batch_size": 256,
         "lr": SAC_LR,
         "normalize_actions": True,
@@ -162,7 +192,52 @@ class SACConfig(SACConfigFluent, AlgorithmConfig):
                 SAC_LR,
                 "SAC",
                 "optimization's actor_learning_rate, critic_learning_rate and "
-                "entropy_learning_rate",
+                "entropy_learning_rate, or actor_lr, critic_lr and alpha_lr",
             )
         )
+        issues.extend(learning_rate_twin_issues(self._plain))
         return issues
+
+
+#: RLlib's new API stack learning rates -> the key of ``optimization`` each stands for.
+LEARNING_RATE_TWINS: dict[str, str] = {
+    "actor_lr": "actor_learning_rate",
+    "critic_lr": "critic_learning_rate",
+    "alpha_lr": "entropy_learning_rate",
+}
+
+
+def learning_rate_twin_issues(value: Callable[[str], Any]) -> list[FieldIssue]:
+    """``actor_lr`` and ``optimization["actor_learning_rate"]`` set one learning rate: the new
+    stack's name wins over the reference's default, and both changed to different values are
+    refused (the same for the critic's and alpha's)."""
+    optimization = value("optimization")
+    if not isinstance(optimization, dict):
+        return []
+    issues: list[FieldIssue] = []
+    for name, key in LEARNING_RATE_TWINS.items():
+        rate, twin = value(name), optimization.get(key)
+        default = SAC_OPTIMIZATION[key]  # type: ignore[literal-required]
+        if rate in (None, NOT_SET) or twin in (None, default, rate):
+            continue
+        issues.append(
+            FieldIssue(
+                name,
+                f"and optimization's {key}={twin!r} both set one learning rate; set one of them",
+                rate,
+            )
+        )
+    return issues
+
+
+def sac_learning_rates(
+    optimization: Mapping[str, float], given: Mapping[str, float | None]
+) -> dict[str, float]:
+    """The learning rates of SAC's optimizers by ``optimization`` key: ``actor_lr``,
+    ``critic_lr`` and ``alpha_lr`` (in ``given``) where set, else ``optimization``'s."""
+    rates = {key: float(optimization[key]) for key in LEARNING_RATE_TWINS.values()}
+    for name, key in LEARNING_RATE_TWINS.items():
+        rate = given.get(name)
+        if rate is not None:
+            rates[key] = float(rate)
+    return rates

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
+    CallableValue,
     JsonDict,
     NonNegFloat,
     NonNegInt,
@@ -20,7 +22,7 @@ from rlconf.field_types import (
     UnitFloat,
 )
 from rlconf.fluent import SelfConfig, fluent
-from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -61,6 +63,7 @@ class A2CConfigFluent(_A2CConfigParent):
         sample_async: bool = False,
         _disable_preprocessor_api: bool = False,
         _disable_action_flattening: bool = False,
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers and how they sample experience.
 
@@ -71,7 +74,8 @@ class A2CConfigFluent(_A2CConfigParent):
             create_env_on_driver: Also create an env on the driver when num_workers > 0. Default:
                 False.
             rollout_fragment_length: Steps per sub-env in each sample() fragment; 'auto':
-                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker). Default: 20.
+                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker), for DQN and SAC
+                n_step (the high end of a range). Default: 20.
             batch_mode: Cut fragments at rollout_fragment_length or at episode ends. Default:
                 "truncate_episodes".
             horizon: Force an episode end after this many steps. Default: None.
@@ -104,6 +108,10 @@ class A2CConfigFluent(_A2CConfigParent):
                 False.
             _disable_action_flattening: Keep nested actions as they are; the runtime's action spaces
                 are flat (Box, Discrete, MultiDiscrete), True is refused at build. Default: False.
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("rollouts", locals())
 
@@ -113,9 +121,9 @@ class A2CConfigFluent(_A2CConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.0001,
+        lr: PosFloat | None = 0.0001,
         train_batch_size: PosInt = 200,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         use_critic: bool = True,
         use_gae: bool = True,
@@ -132,9 +140,12 @@ class A2CConfigFluent(_A2CConfigParent):
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.0001.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.0001.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 200.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             use_critic: Learn a value function as a baseline for advantages. Default: True.
             use_gae: Use generalised advantage estimation (needs the critic). Default: True.
@@ -211,6 +222,7 @@ class A2CConfigFluent(_A2CConfigParent):
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
         observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
         rollouts(), under the new API stack's names.
@@ -235,7 +247,7 @@ class A2CConfigFluent(_A2CConfigParent):
                 files). Default: False.
             rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
                 sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
-                num_envs_per_worker). Default: 20.
+                num_envs_per_worker), for DQN and SAC n_step (the high end of a range). Default: 20.
             batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
                 at episode ends. Default: "truncate_episodes".
             explore: As in exploration() (one setting): Default of compute_action(s)' explore
@@ -257,5 +269,9 @@ class A2CConfigFluent(_A2CConfigParent):
                 "deepmind".
             observation_filter: As in rollouts() (one setting): Element-wise observation filter.
                 Default: "NoFilter".
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("env_runners", locals())

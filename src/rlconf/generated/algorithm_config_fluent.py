@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
     CallableValue,
@@ -32,8 +33,9 @@ from rlconf.field_types import (
     UnitFloat,
 )
 from rlconf.fluent import SelfConfig, fluent
-from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS
 from rlconf.policy_spec import Policies
+from rlconf.rl_module_spec import RLModuleSpecValue
 
 
 class AlgorithmConfigFluent:
@@ -122,6 +124,7 @@ class AlgorithmConfigFluent:
         sample_async: bool = False,
         _disable_preprocessor_api: bool = False,
         _disable_action_flattening: bool = False,
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers and how they sample experience.
 
@@ -132,7 +135,8 @@ class AlgorithmConfigFluent:
             create_env_on_driver: Also create an env on the driver when num_workers > 0. Default:
                 False.
             rollout_fragment_length: Steps per sub-env in each sample() fragment; 'auto':
-                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker). Default: 200.
+                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker), for DQN and SAC
+                n_step (the high end of a range). Default: 200.
             batch_mode: Cut fragments at rollout_fragment_length or at episode ends. Default:
                 "truncate_episodes".
             horizon: Force an episode end after this many steps. Default: None.
@@ -165,6 +169,10 @@ class AlgorithmConfigFluent:
                 False.
             _disable_action_flattening: Keep nested actions as they are; the runtime's action spaces
                 are flat (Box, Discrete, MultiDiscrete), True is refused at build. Default: False.
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("rollouts", locals())
 
@@ -174,9 +182,9 @@ class AlgorithmConfigFluent:
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.0001,
+        lr: PosFloat | None = 0.0001,
         train_batch_size: PosInt = 200,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         train_batch_size_per_learner: PosInt = 200,
     ) -> SelfConfig:
@@ -184,9 +192,12 @@ class AlgorithmConfigFluent:
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.0001.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.0001.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 200.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             train_batch_size_per_learner: RLlib's new API stack name of train_batch_size (one
                 setting): Steps per training batch, concatenated from fragments. Default: 200.
@@ -339,13 +350,64 @@ class AlgorithmConfigFluent:
     def callbacks(
         self: SelfConfig,
         /,
-        callbacks: ClassRef | None = None,
+        callbacks: ClassRef | list[ClassRef] | None = None,
+        *,
+        on_algorithm_init: FunctionRef | list[FunctionRef] | None = None,
+        on_evaluate_start: FunctionRef | list[FunctionRef] | None = None,
+        on_evaluate_end: FunctionRef | list[FunctionRef] | None = None,
+        on_env_runners_recreated: FunctionRef | list[FunctionRef] | None = None,
+        on_checkpoint_loaded: FunctionRef | list[FunctionRef] | None = None,
+        on_environment_created: FunctionRef | list[FunctionRef] | None = None,
+        on_episode_created: FunctionRef | list[FunctionRef] | None = None,
+        on_episode_start: FunctionRef | list[FunctionRef] | None = None,
+        on_episode_step: FunctionRef | list[FunctionRef] | None = None,
+        on_episode_end: FunctionRef | list[FunctionRef] | None = None,
+        on_sample_end: FunctionRef | list[FunctionRef] | None = None,
+        on_train_result: FunctionRef | list[FunctionRef] | None = None,
+        callbacks_class: ClassRef | list[ClassRef] | None = None,
     ) -> SelfConfig:
-        """Sets the callbacks class whose hooks run during training.
+        """Sets the callbacks class whose hooks run during training, and functions per hook.
 
         Args:
-            callbacks: A DefaultCallbacks subclass; None means runtime.DefaultCallbacks. Default:
-                None.
+            callbacks: A DefaultCallbacks (RLlibCallback) subclass, or a list of them whose hooks
+                run in order; None means runtime.DefaultCallbacks. Default: None.
+            on_algorithm_init: A function (or list of functions, called in order) run as the
+                on_algorithm_init hook, after the callbacks class's own; it takes the hook's
+                keywords (and **kwargs). Default: None.
+            on_evaluate_start: A function (or list of functions, called in order) run as the
+                on_evaluate_start hook, after the callbacks class's own; it takes the hook's
+                keywords (and **kwargs). Default: None.
+            on_evaluate_end: A function (or list of functions, called in order) run as the
+                on_evaluate_end hook, after the callbacks class's own; it takes the hook's keywords
+                (and **kwargs). Default: None.
+            on_env_runners_recreated: A function (or list of functions, called in order) run as the
+                on_env_runners_recreated hook, after the callbacks class's own; it takes the hook's
+                keywords (and **kwargs). Default: None.
+            on_checkpoint_loaded: A function (or list of functions, called in order) run as the
+                on_checkpoint_loaded hook, after the callbacks class's own; it takes the hook's
+                keywords (and **kwargs). Default: None.
+            on_environment_created: A function (or list of functions, called in order) run as the
+                on_environment_created hook, after the callbacks class's own; it takes the hook's
+                keywords (and **kwargs). Default: None.
+            on_episode_created: A function (or list of functions, called in order) run as the
+                on_episode_created hook, after the callbacks class's own; it takes the hook's
+                keywords (and **kwargs). Default: None.
+            on_episode_start: A function (or list of functions, called in order) run as the
+                on_episode_start hook, after the callbacks class's own; it takes the hook's keywords
+                (and **kwargs). Default: None.
+            on_episode_step: A function (or list of functions, called in order) run as the
+                on_episode_step hook, after the callbacks class's own; it takes the hook's keywords
+                (and **kwargs). Default: None.
+            on_episode_end: A function (or list of functions, called in order) run as the
+                on_episode_end hook, after the callbacks class's own; it takes the hook's keywords
+                (and **kwargs). Default: None.
+            on_sample_end: A function (or list of functions, called in order) run as the
+                on_sample_end hook, after the callbacks class's own; it takes the hook's keywords
+                (and **kwargs). Default: None.
+            on_train_result: A function (or list of functions, called in order) run as the
+                on_train_result hook, after the callbacks class's own; it takes the hook's keywords
+                (and **kwargs). Default: None.
+            callbacks_class: The callbacks class (or list of classes). Default: None.
         """
         return self._set("callbacks", locals())
 
@@ -546,6 +608,7 @@ class AlgorithmConfigFluent:
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
         observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
         rollouts(), under the new API stack's names.
@@ -570,7 +633,8 @@ class AlgorithmConfigFluent:
                 files). Default: False.
             rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
                 sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
-                num_envs_per_worker). Default: 200.
+                num_envs_per_worker), for DQN and SAC n_step (the high end of a range). Default:
+                200.
             batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
                 at episode ends. Default: "truncate_episodes".
             explore: As in exploration() (one setting): Default of compute_action(s)' explore
@@ -592,6 +656,10 @@ class AlgorithmConfigFluent:
                 "deepmind".
             observation_filter: As in rollouts() (one setting): Element-wise observation filter.
                 Default: "NoFilter".
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("env_runners", locals())
 
@@ -622,17 +690,26 @@ class AlgorithmConfigFluent:
         self: SelfConfig,
         /,
         *,
-        model_config: ModelConfigDict = MODEL_DEFAULTS,
-        model_config_dict: ModelConfigDict = MODEL_DEFAULTS,
+        rl_module_spec: RLModuleSpecValue = None,
+        model_config: ModelConfigInput = MODEL_DEFAULTS,
+        model_config_dict: ModelConfigInput = MODEL_DEFAULTS,
     ) -> SelfConfig:
         """Sets the policies' networks (RLlib's RL modules): model_config is the model dict of
-        training(), DefaultModelConfig's keys among its keys.
+        training(), DefaultModelConfig's keys among its keys; rl_module_spec gives them modules of
+        your own.
 
         Args:
-            model_config: RLlib's new API stack name of model (one setting): Model catalog options;
-                updates the current ones. Default: MODEL_DEFAULTS.
+            rl_module_spec: Your own module (RLModuleSpec(module_class=a runtime.TorchRLModule
+                subclass or its import path, model_config=...)), or a MultiRLModuleSpec with one
+                spec per policy id; None: the algorithm's own networks from the model dict. A spec
+                without module_class gives the algorithm's networks its model_config as the model
+                dict. Default: None.
+            model_config: RLlib's new API stack name of model (one setting): Model catalog options
+                (a dict, or RLlib's DefaultModelConfig: all its fields); updates the current ones.
+                Default: MODEL_DEFAULTS.
             model_config_dict: RLlib's new API stack name of model (one setting): Model catalog
-                options; updates the current ones. Default: MODEL_DEFAULTS.
+                options (a dict, or RLlib's DefaultModelConfig: all its fields); updates the current
+                ones. Default: MODEL_DEFAULTS.
         """
         return self._set("rl_module", locals())
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.field_types import (
     FunctionRef,
     JsonDict,
@@ -20,7 +21,7 @@ from rlconf.field_types import (
     UnitFloat,
 )
 from rlconf.fluent import SelfConfig, fluent
-from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS
 
 if TYPE_CHECKING:
     from rlconf.algorithms.impala import IMPALAConfig
@@ -45,9 +46,9 @@ class APPOConfigFluent(_APPOConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.0005,
+        lr: PosFloat | None = 0.0005,
         train_batch_size: PosInt = 500,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         vf_loss_coeff: NonNegFloat = 0.5,
         entropy_coeff: NonNegFloat = 0.01,
@@ -84,16 +85,22 @@ class APPOConfigFluent(_APPOConfigParent):
         use_kl_loss: bool = False,
         tau: UnitFloat = 1.0,
         target_update_frequency: PosInt = 1,
+        target_network_update_freq: PosInt | None = None,
         train_batch_size_per_learner: PosInt = 500,
         num_epochs: PosInt = 1,
+        circular_buffer_num_batches_N: PosInt = 1,
+        circular_buffer_iterations_per_batch_K: PosInt = 1,
     ) -> SelfConfig:
         """Sets the learner's hyperparameters.
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.0005.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.0005.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 500.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             vf_loss_coeff: Weight of the value loss. Default: 0.5.
             entropy_coeff: Weight of the entropy bonus. Default: 0.01.
@@ -157,10 +164,21 @@ class APPOConfigFluent(_APPOConfigParent):
             tau: Weight of the learned policy in each target update: target = tau * learned + (1 -
                 tau) * target (1.0 copies it). Default: 1.0.
             target_update_frequency: Move the target policy towards the learned one (by tau), and
-                adapt kl_coeff with use_kl_loss, after every this many learner updates. Default: 1.
+                adapt kl_coeff with use_kl_loss, after every this many rounds of the learner's
+                buffer (minibatch_buffer_size batches, each learned on num_sgd_iter times). Default:
+                1.
+            target_network_update_freq: RLlib's new API stack period of the target policy: move it
+                (and adapt kl_coeff) once this many env steps were trained on since the last move
+                (each learner update counts its batch's rows); None: target_update_frequency
+                decides. Default: None.
             train_batch_size_per_learner: RLlib's new API stack name of train_batch_size (one
                 setting): Steps per training batch, concatenated from fragments. Default: 500.
             num_epochs: RLlib's new API stack name of num_sgd_iter (one setting): Times the learner
                 trains on each train batch. Default: 1.
+            circular_buffer_num_batches_N: RLlib's new API stack name of minibatch_buffer_size (one
+                setting): Train batches kept in the learner's ring buffer, each trained on
+                num_sgd_iter times (only has an effect with num_sgd_iter > 1). Default: 1.
+            circular_buffer_iterations_per_batch_K: RLlib's new API stack name of num_sgd_iter (one
+                setting): Times the learner trains on each train batch. Default: 1.
         """
         return self._set("training", locals())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.field_types import (
     CallableValue,
     JsonDict,
@@ -21,7 +22,7 @@ from rlconf.field_types import (
     UnitFloat,
 )
 from rlconf.fluent import SelfConfig, fluent
-from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS
 
 if TYPE_CHECKING:
     from rlconf.algorithms.marwil import MARWILConfig
@@ -46,9 +47,9 @@ class BCConfigFluent(_BCConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.0001,
+        lr: PosFloat | None = 0.0001,
         train_batch_size: PosInt = 2000,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         lr_schedule: Schedule | None = None,
         grad_clip: PosFloat | None = None,
@@ -63,9 +64,12 @@ class BCConfigFluent(_BCConfigParent):
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.0001.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.0001.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 2000.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             lr_schedule: Piecewise-linear lr over timesteps: [[t, lr], ...]; overrides lr. Default:
                 None.

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.algorithms.off_policy_fields import NStep
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
+    CallableValue,
     FunctionRef,
     JsonDict,
     ListOf,
@@ -21,7 +24,7 @@ from rlconf.field_types import (
     UnitFloat,
 )
 from rlconf.fluent import NOT_SET, SelfConfig, fluent
-from rlconf.model_config import MODEL_DEFAULTS, Activation, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS, Activation
 from rlconf.replay_buffer_config import ReplayBufferConfig
 
 if TYPE_CHECKING:
@@ -68,6 +71,7 @@ class DDPGConfigFluent(_DDPGConfigParent):
         sample_async: bool = False,
         _disable_preprocessor_api: bool = False,
         _disable_action_flattening: bool = False,
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers and how they sample experience.
 
@@ -78,7 +82,8 @@ class DDPGConfigFluent(_DDPGConfigParent):
             create_env_on_driver: Also create an env on the driver when num_workers > 0. Default:
                 False.
             rollout_fragment_length: Steps per sub-env in each sample() fragment; 'auto':
-                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker). Default: 1.
+                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker), for DQN and SAC
+                n_step (the high end of a range). Default: 1.
             batch_mode: Cut fragments at rollout_fragment_length or at episode ends. Default:
                 "truncate_episodes".
             horizon: Force an episode end after this many steps. Default: None.
@@ -111,6 +116,10 @@ class DDPGConfigFluent(_DDPGConfigParent):
                 False.
             _disable_action_flattening: Keep nested actions as they are; the runtime's action spaces
                 are flat (Box, Discrete, MultiDiscrete), True is refused at build. Default: False.
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("rollouts", locals())
 
@@ -120,12 +129,12 @@ class DDPGConfigFluent(_DDPGConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.001,
+        lr: PosFloat | None = 0.001,
         train_batch_size: PosInt = 256,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         grad_clip: PosFloat | None = None,
-        n_step: PosInt = 1,
+        n_step: NStep = 1,
         target_network_update_freq: NonNegInt = 0,
         tau: UnitFloat = 0.002,
         num_steps_sampled_before_learning_starts: NonNegInt = 1500,
@@ -154,12 +163,18 @@ class DDPGConfigFluent(_DDPGConfigParent):
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.001.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.001.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 256.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             grad_clip: Clip the global gradient norm to this; None: off. Default: None.
-            n_step: Steps of rewards in each TD target. Default: 1.
+            n_step: Steps of rewards in each TD target; a range (low, high), RLlib's new API
+                stack's, draws each sampled row's n from low to high - 1 (numpy's integers(low,
+                high), as RLlib's episode buffers draw it per replayed row), its bootstrap
+                discounted by gamma**n. Default: 1.
             target_network_update_freq: Update the target network every this many env steps; 0:
                 after every training step. Default: 0.
             tau: Target update weight: 1.0 copies, below averages. Default: 0.002.
@@ -274,6 +289,7 @@ class DDPGConfigFluent(_DDPGConfigParent):
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
         observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
         rollouts(), under the new API stack's names.
@@ -298,7 +314,7 @@ class DDPGConfigFluent(_DDPGConfigParent):
                 files). Default: False.
             rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
                 sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
-                num_envs_per_worker). Default: 1.
+                num_envs_per_worker), for DQN and SAC n_step (the high end of a range). Default: 1.
             batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
                 at episode ends. Default: "truncate_episodes".
             explore: As in exploration() (one setting): Default of compute_action(s)' explore
@@ -320,5 +336,9 @@ class DDPGConfigFluent(_DDPGConfigParent):
                 "deepmind".
             observation_filter: As in rollouts() (one setting): Element-wise observation filter.
                 Default: "NoFilter".
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("env_runners", locals())

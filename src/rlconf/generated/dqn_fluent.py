@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.algorithms.off_policy_fields import NStep
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
+    CallableValue,
     FunctionRef,
     JsonDict,
     ListOf,
@@ -22,7 +25,7 @@ from rlconf.field_types import (
     UnitFloat,
 )
 from rlconf.fluent import NOT_SET, SelfConfig, fluent
-from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS
 from rlconf.replay_buffer_config import REPLAY_BUFFER_DEFAULTS, ReplayBufferConfig
 
 if TYPE_CHECKING:
@@ -68,6 +71,7 @@ class DQNConfigFluent(_DQNConfigParent):
         sample_async: bool = False,
         _disable_preprocessor_api: bool = False,
         _disable_action_flattening: bool = False,
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers and how they sample experience.
 
@@ -78,7 +82,8 @@ class DQNConfigFluent(_DQNConfigParent):
             create_env_on_driver: Also create an env on the driver when num_workers > 0. Default:
                 False.
             rollout_fragment_length: Steps per sub-env in each sample() fragment; 'auto':
-                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker). Default: 4.
+                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker), for DQN and SAC
+                n_step (the high end of a range). Default: 4.
             batch_mode: Cut fragments at rollout_fragment_length or at episode ends. Default:
                 "truncate_episodes".
             horizon: Force an episode end after this many steps. Default: None.
@@ -111,6 +116,10 @@ class DQNConfigFluent(_DQNConfigParent):
                 False.
             _disable_action_flattening: Keep nested actions as they are; the runtime's action spaces
                 are flat (Box, Discrete, MultiDiscrete), True is refused at build. Default: False.
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("rollouts", locals())
 
@@ -120,13 +129,13 @@ class DQNConfigFluent(_DQNConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.0005,
+        lr: PosFloat | None = 0.0005,
         train_batch_size: PosInt = 32,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         lr_schedule: Schedule | None = None,
         grad_clip: PosFloat | None = 40.0,
-        n_step: PosInt = 1,
+        n_step: NStep = 1,
         target_network_update_freq: NonNegInt = 500,
         tau: UnitFloat = 1.0,
         num_steps_sampled_before_learning_starts: NonNegInt = 1000,
@@ -143,6 +152,7 @@ class DQNConfigFluent(_DQNConfigParent):
         v_min: float = -10.0,
         v_max: float = 10.0,
         advantage_learning_alpha: float = 0.0,
+        epsilon: UnitFloat | Schedule | None = None,
         noisy: bool = False,
         sigma0: float = 0.5,
         train_batch_size_per_learner: PosInt = 32,
@@ -151,14 +161,20 @@ class DQNConfigFluent(_DQNConfigParent):
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.0005.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.0005.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 32.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             lr_schedule: Piecewise-linear lr over timesteps: [[t, lr], ...]; overrides lr. Default:
                 None.
             grad_clip: Clip the global gradient norm to this; None: off. Default: 40.0.
-            n_step: Steps of rewards in each TD target. Default: 1.
+            n_step: Steps of rewards in each TD target; a range (low, high), RLlib's new API
+                stack's, draws each sampled row's n from low to high - 1 (numpy's integers(low,
+                high), as RLlib's episode buffers draw it per replayed row), its bootstrap
+                discounted by gamma**n. Default: 1.
             target_network_update_freq: Update the target network every this many env steps; 0:
                 after every training step. Default: 500.
             tau: Target update weight: 1.0 copies, below averages. Default: 1.0.
@@ -193,6 +209,11 @@ class DQNConfigFluent(_DQNConfigParent):
                 action's value is unchanged, the others' fall further behind (the gap grows by about
                 1 / (1 - alpha)), so small errors in the values flip the greedy action less often. 0
                 (the default) is plain Q-learning. Default: 0.0.
+            epsilon: RLlib's new API stack epsilon: a fixed epsilon, or a schedule [(0, v0), (t1,
+                v1), ...] over the env steps sampled (linear between points, the last value after
+                them), which the EpsilonGreedy exploration follows in place of its initial_epsilon,
+                final_epsilon and epsilon_timesteps; None: exploration_config's schedule. Default:
+                None.
             noisy: Reference compatibility: only False is accepted, and has no effect (noisy
                 networks (Rainbow's noisy, sigma0) are not implemented; explore with
                 exploration_config (EpsilonGreedy, SoftQ, ParameterNoise)); other values are
@@ -280,6 +301,7 @@ class DQNConfigFluent(_DQNConfigParent):
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
         observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
         rollouts(), under the new API stack's names.
@@ -304,7 +326,7 @@ class DQNConfigFluent(_DQNConfigParent):
                 files). Default: False.
             rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
                 sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
-                num_envs_per_worker). Default: 4.
+                num_envs_per_worker), for DQN and SAC n_step (the high end of a range). Default: 4.
             batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
                 at episode ends. Default: "truncate_episodes".
             explore: As in exploration() (one setting): Default of compute_action(s)' explore
@@ -326,5 +348,9 @@ class DQNConfigFluent(_DQNConfigParent):
                 "deepmind".
             observation_filter: As in rollouts() (one setting): Element-wise observation filter.
                 Default: "NoFilter".
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("env_runners", locals())

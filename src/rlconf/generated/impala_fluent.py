@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
+    CallableValue,
     FunctionRef,
     JsonDict,
     NonNegFloat,
@@ -21,7 +23,7 @@ from rlconf.field_types import (
     UnitFloat,
 )
 from rlconf.fluent import SelfConfig, fluent
-from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -62,6 +64,7 @@ class IMPALAConfigFluent(_IMPALAConfigParent):
         sample_async: bool = False,
         _disable_preprocessor_api: bool = False,
         _disable_action_flattening: bool = False,
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers and how they sample experience.
 
@@ -72,7 +75,8 @@ class IMPALAConfigFluent(_IMPALAConfigParent):
             create_env_on_driver: Also create an env on the driver when num_workers > 0. Default:
                 False.
             rollout_fragment_length: Steps per sub-env in each sample() fragment; 'auto':
-                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker). Default: 50.
+                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker), for DQN and SAC
+                n_step (the high end of a range). Default: 50.
             batch_mode: Cut fragments at rollout_fragment_length or at episode ends. Default:
                 "truncate_episodes".
             horizon: Force an episode end after this many steps. Default: None.
@@ -105,6 +109,10 @@ class IMPALAConfigFluent(_IMPALAConfigParent):
                 False.
             _disable_action_flattening: Keep nested actions as they are; the runtime's action spaces
                 are flat (Box, Discrete, MultiDiscrete), True is refused at build. Default: False.
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("rollouts", locals())
 
@@ -114,9 +122,9 @@ class IMPALAConfigFluent(_IMPALAConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.0005,
+        lr: PosFloat | None = 0.0005,
         train_batch_size: PosInt = 500,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         vf_loss_coeff: NonNegFloat = 0.5,
         entropy_coeff: NonNegFloat = 0.01,
@@ -146,14 +154,19 @@ class IMPALAConfigFluent(_IMPALAConfigParent):
         after_train_step: FunctionRef | None = None,
         train_batch_size_per_learner: PosInt = 500,
         num_epochs: PosInt = 1,
+        circular_buffer_num_batches_N: PosInt = 1,
+        circular_buffer_iterations_per_batch_K: PosInt = 1,
     ) -> SelfConfig:
         """Sets the learner's hyperparameters.
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.0005.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.0005.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 500.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             vf_loss_coeff: Weight of the value loss. Default: 0.5.
             entropy_coeff: Weight of the entropy bonus. Default: 0.01.
@@ -208,6 +221,11 @@ class IMPALAConfigFluent(_IMPALAConfigParent):
                 setting): Steps per training batch, concatenated from fragments. Default: 500.
             num_epochs: RLlib's new API stack name of num_sgd_iter (one setting): Times the learner
                 trains on each train batch. Default: 1.
+            circular_buffer_num_batches_N: RLlib's new API stack name of minibatch_buffer_size (one
+                setting): Train batches kept in the learner's ring buffer, each trained on
+                num_sgd_iter times (only has an effect with num_sgd_iter > 1). Default: 1.
+            circular_buffer_iterations_per_batch_K: RLlib's new API stack name of num_sgd_iter (one
+                setting): Times the learner trains on each train batch. Default: 1.
         """
         return self._set("training", locals())
 
@@ -270,6 +288,7 @@ class IMPALAConfigFluent(_IMPALAConfigParent):
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
         observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
         rollouts(), under the new API stack's names.
@@ -297,7 +316,7 @@ class IMPALAConfigFluent(_IMPALAConfigParent):
                 files). Default: False.
             rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
                 sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
-                num_envs_per_worker). Default: 50.
+                num_envs_per_worker), for DQN and SAC n_step (the high end of a range). Default: 50.
             batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
                 at episode ends. Default: "truncate_episodes".
             explore: As in exploration() (one setting): Default of compute_action(s)' explore
@@ -319,5 +338,9 @@ class IMPALAConfigFluent(_IMPALAConfigParent):
                 "deepmind".
             observation_filter: As in rollouts() (one setting): Element-wise observation filter.
                 Default: "NoFilter".
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("env_runners", locals())

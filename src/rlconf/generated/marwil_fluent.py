@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
     CallableValue,
@@ -22,7 +23,7 @@ from rlconf.field_types import (
     UnitFloat,
 )
 from rlconf.fluent import SelfConfig, fluent
-from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -63,6 +64,7 @@ class MARWILConfigFluent(_MARWILConfigParent):
         sample_async: bool = False,
         _disable_preprocessor_api: bool = False,
         _disable_action_flattening: bool = False,
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers and how they sample experience.
 
@@ -73,7 +75,8 @@ class MARWILConfigFluent(_MARWILConfigParent):
             create_env_on_driver: Also create an env on the driver when num_workers > 0. Default:
                 False.
             rollout_fragment_length: Steps per sub-env in each sample() fragment; 'auto':
-                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker). Default: 200.
+                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker), for DQN and SAC
+                n_step (the high end of a range). Default: 200.
             batch_mode: Cut fragments at rollout_fragment_length or at episode ends. Default:
                 "truncate_episodes".
             horizon: Force an episode end after this many steps. Default: None.
@@ -106,6 +109,10 @@ class MARWILConfigFluent(_MARWILConfigParent):
                 False.
             _disable_action_flattening: Keep nested actions as they are; the runtime's action spaces
                 are flat (Box, Discrete, MultiDiscrete), True is refused at build. Default: False.
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("rollouts", locals())
 
@@ -115,9 +122,9 @@ class MARWILConfigFluent(_MARWILConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.0001,
+        lr: PosFloat | None = 0.0001,
         train_batch_size: PosInt = 2000,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         lr_schedule: Schedule | None = None,
         grad_clip: PosFloat | None = None,
@@ -132,9 +139,12 @@ class MARWILConfigFluent(_MARWILConfigParent):
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.0001.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.0001.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 2000.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             lr_schedule: Piecewise-linear lr over timesteps: [[t, lr], ...]; overrides lr. Default:
                 None.
@@ -222,6 +232,7 @@ class MARWILConfigFluent(_MARWILConfigParent):
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
         observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
         rollouts(), under the new API stack's names.
@@ -246,7 +257,8 @@ class MARWILConfigFluent(_MARWILConfigParent):
                 files). Default: False.
             rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
                 sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
-                num_envs_per_worker). Default: 200.
+                num_envs_per_worker), for DQN and SAC n_step (the high end of a range). Default:
+                200.
             batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
                 at episode ends. Default: "truncate_episodes".
             explore: As in exploration() (one setting): Default of compute_action(s)' explore
@@ -268,5 +280,9 @@ class MARWILConfigFluent(_MARWILConfigParent):
                 "deepmind".
             observation_filter: As in rollouts() (one setting): Element-wise observation filter.
                 Default: "NoFilter".
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("env_runners", locals())

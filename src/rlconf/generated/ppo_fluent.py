@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.field_types import JsonDict, NonNegFloat, PosFloat, PosInt, Schedule, UnitFloat
 from rlconf.fluent import NOT_SET, SelfConfig, fluent
-from rlconf.model_config import ModelConfigDict
+from rlconf.rl_module_spec import RLModuleSpecValue
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -40,9 +41,9 @@ class PPOConfigFluent(_PPOConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 5e-05,
+        lr: PosFloat | None = 5e-05,
         train_batch_size: PosInt = 4000,
-        model: ModelConfigDict = PPO_MODEL_DEFAULTS,
+        model: ModelConfigInput = PPO_MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         use_critic: bool = True,
         use_gae: bool = True,
@@ -67,9 +68,12 @@ class PPOConfigFluent(_PPOConfigParent):
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 5e-05.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 5e-05.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 4000.
-            model: Model catalog options; updates the current ones. Default: PPO_MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: PPO_MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             use_critic: Learn a value function as a baseline for advantages. Default: True.
             use_gae: Use generalised advantage estimation (needs the critic). Default: True.
@@ -103,16 +107,25 @@ class PPOConfigFluent(_PPOConfigParent):
         self: SelfConfig,
         /,
         *,
-        model_config: ModelConfigDict = PPO_MODEL_DEFAULTS,
-        model_config_dict: ModelConfigDict = PPO_MODEL_DEFAULTS,
+        rl_module_spec: RLModuleSpecValue = None,
+        model_config: ModelConfigInput = PPO_MODEL_DEFAULTS,
+        model_config_dict: ModelConfigInput = PPO_MODEL_DEFAULTS,
     ) -> SelfConfig:
         """Sets the policies' networks (RLlib's RL modules): model_config is the model dict of
-        training(), DefaultModelConfig's keys among its keys.
+        training(), DefaultModelConfig's keys among its keys; rl_module_spec gives them modules of
+        your own.
 
         Args:
-            model_config: RLlib's new API stack name of model (one setting): Model catalog options;
-                updates the current ones. Default: PPO_MODEL_DEFAULTS.
+            rl_module_spec: Your own module (RLModuleSpec(module_class=a runtime.TorchRLModule
+                subclass or its import path, model_config=...)), or a MultiRLModuleSpec with one
+                spec per policy id; None: the algorithm's own networks from the model dict. A spec
+                without module_class gives the algorithm's networks its model_config as the model
+                dict. Default: None.
+            model_config: RLlib's new API stack name of model (one setting): Model catalog options
+                (a dict, or RLlib's DefaultModelConfig: all its fields); updates the current ones.
+                Default: PPO_MODEL_DEFAULTS.
             model_config_dict: RLlib's new API stack name of model (one setting): Model catalog
-                options; updates the current ones. Default: PPO_MODEL_DEFAULTS.
+                options (a dict, or RLlib's DefaultModelConfig: all its fields); updates the current
+                ones. Default: PPO_MODEL_DEFAULTS.
         """
         return self._set("rl_module", locals())

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.algorithms.off_policy_fields import NStep
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
+    CallableValue,
     FunctionRef,
     JsonDict,
     NonNegFloat,
@@ -59,7 +62,7 @@ class SACConfigFluent(_SACConfigParent):
         num_workers: NonNegInt = 0,
         num_envs_per_worker: PosInt = 1,
         create_env_on_driver: bool = False,
-        rollout_fragment_length: PosInt | Literal["auto"] = 1,
+        rollout_fragment_length: PosInt | Literal["auto"] = "auto",
         batch_mode: Literal["truncate_episodes", "complete_episodes"] = "truncate_episodes",
         horizon: PosInt | None = None,
         soft_horizon: bool = False,
@@ -73,6 +76,7 @@ class SACConfigFluent(_SACConfigParent):
         sample_async: bool = False,
         _disable_preprocessor_api: bool = False,
         _disable_action_flattening: bool = False,
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers and how they sample experience.
 
@@ -83,7 +87,8 @@ class SACConfigFluent(_SACConfigParent):
             create_env_on_driver: Also create an env on the driver when num_workers > 0. Default:
                 False.
             rollout_fragment_length: Steps per sub-env in each sample() fragment; 'auto':
-                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker). Default: 1.
+                ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker), for DQN and SAC
+                n_step (the high end of a range). Default: "auto".
             batch_mode: Cut fragments at rollout_fragment_length or at episode ends. Default:
                 "truncate_episodes".
             horizon: Force an episode end after this many steps. Default: None.
@@ -116,6 +121,10 @@ class SACConfigFluent(_SACConfigParent):
                 False.
             _disable_action_flattening: Keep nested actions as they are; the runtime's action spaces
                 are flat (Box, Discrete, MultiDiscrete), True is refused at build. Default: False.
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("rollouts", locals())
 
@@ -125,12 +134,12 @@ class SACConfigFluent(_SACConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.0003,
+        lr: PosFloat | None = 0.0003,
         train_batch_size: PosInt = 256,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         grad_clip: PosFloat | None = None,
-        n_step: PosInt = 1,
+        n_step: NStep = 1,
         target_network_update_freq: NonNegInt = 0,
         tau: UnitFloat = 0.005,
         num_steps_sampled_before_learning_starts: NonNegInt = 1500,
@@ -145,6 +154,9 @@ class SACConfigFluent(_SACConfigParent):
         target_entropy: Literal["auto"] | float = "auto",
         optimization: SACOptimization = SAC_OPTIMIZATION,
         td_error_loss_fn: Literal["huber", "mse"] = "huber",
+        actor_lr: PosFloat | None = None,
+        critic_lr: PosFloat | None = None,
+        alpha_lr: PosFloat | None = None,
         _deterministic_loss: bool = False,
         _use_beta_distribution: bool = False,
         train_batch_size_per_learner: PosInt = 256,
@@ -153,12 +165,18 @@ class SACConfigFluent(_SACConfigParent):
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.0003.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.0003.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 256.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             grad_clip: Clip the global gradient norm to this; None: off. Default: None.
-            n_step: Steps of rewards in each TD target. Default: 1.
+            n_step: Steps of rewards in each TD target; a range (low, high), RLlib's new API
+                stack's, draws each sampled row's n from low to high - 1 (numpy's integers(low,
+                high), as RLlib's episode buffers draw it per replayed row), its bootstrap
+                discounted by gamma**n. Default: 1.
             target_network_update_freq: Update the target network every this many env steps; 0:
                 after every training step. Default: 0.
             tau: Target update weight: 1.0 copies, below averages. Default: 0.005.
@@ -188,6 +206,12 @@ class SACConfigFluent(_SACConfigParent):
             td_error_loss_fn: The critics' loss on the TD error: 'huber' (the reference's, delta 1)
                 or 'mse' (half the squared error, as Stable-Baselines3 and CleanRL). Default:
                 "huber".
+            actor_lr: RLlib's new API stack learning rate of the policy; None: optimization's
+                actor_learning_rate. Default: None.
+            critic_lr: RLlib's new API stack learning rate of the Q-networks; None: optimization's
+                critic_learning_rate. Default: None.
+            alpha_lr: RLlib's new API stack learning rate of log(alpha); None: optimization's
+                entropy_learning_rate. Default: None.
             _deterministic_loss: Compute the losses with the policy's deterministic actions instead
                 of sampled ones (for debugging). Default: False.
             _use_beta_distribution: Reference compatibility: only False is accepted, and has no
@@ -249,7 +273,7 @@ class SACConfigFluent(_SACConfigParent):
         num_gpus_per_env_runner: NonNegFloat = 0.0,
         custom_resources_per_env_runner: dict[str, NonNegFloat] = {},  # noqa: B006
         compress_observations: bool = False,
-        rollout_fragment_length: PosInt | Literal["auto"] = 1,
+        rollout_fragment_length: PosInt | Literal["auto"] = "auto",
         batch_mode: Literal["truncate_episodes", "complete_episodes"] = "truncate_episodes",
         explore: bool = True,
         exploration_config: ExplorationConfig = {"type": "StochasticSampling"},  # noqa: B006
@@ -257,6 +281,7 @@ class SACConfigFluent(_SACConfigParent):
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
         observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
         rollouts(), under the new API stack's names.
@@ -281,7 +306,8 @@ class SACConfigFluent(_SACConfigParent):
                 files). Default: False.
             rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
                 sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
-                num_envs_per_worker). Default: 1.
+                num_envs_per_worker), for DQN and SAC n_step (the high end of a range). Default:
+                "auto".
             batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
                 at episode ends. Default: "truncate_episodes".
             explore: As in exploration() (one setting): Default of compute_action(s)' explore
@@ -303,5 +329,9 @@ class SACConfigFluent(_SACConfigParent):
                 "deepmind".
             observation_filter: As in rollouts() (one setting): Element-wise observation filter.
                 Default: "NoFilter".
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("env_runners", locals())

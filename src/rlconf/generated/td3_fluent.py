@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from rlconf.algorithms.off_policy_fields import NStep
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.exploration_types import ExplorationConfig
 from rlconf.field_types import (
+    CallableValue,
     FunctionRef,
     JsonDict,
     ListOf,
@@ -21,7 +24,7 @@ from rlconf.field_types import (
     UnitFloat,
 )
 from rlconf.fluent import NOT_SET, SelfConfig, fluent
-from rlconf.model_config import MODEL_DEFAULTS, Activation, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS, Activation
 from rlconf.replay_buffer_config import ReplayBufferConfig
 
 if TYPE_CHECKING:
@@ -52,12 +55,12 @@ class TD3ConfigFluent(_TD3ConfigParent):
         /,
         *,
         gamma: UnitFloat = 0.99,
-        lr: PosFloat = 0.001,
+        lr: PosFloat | None = 0.001,
         train_batch_size: PosInt = 100,
-        model: ModelConfigDict = MODEL_DEFAULTS,
+        model: ModelConfigInput = MODEL_DEFAULTS,
         optimizer: JsonDict = {},  # noqa: B006
         grad_clip: PosFloat | None = None,
-        n_step: PosInt = 1,
+        n_step: NStep = 1,
         target_network_update_freq: NonNegInt = 0,
         tau: UnitFloat = 0.005,
         num_steps_sampled_before_learning_starts: NonNegInt = 10000,
@@ -86,12 +89,18 @@ class TD3ConfigFluent(_TD3ConfigParent):
 
         Args:
             gamma: Discount factor of the MDP. Default: 0.99.
-            lr: Learning rate. Default: 0.001.
+            lr: Learning rate. None (RLlib's new API stack's way to say it is not used) only for
+                SAC, DDPG and TD3, whose optimizers take their rates from keys of their own.
+                Default: 0.001.
             train_batch_size: Steps per training batch, concatenated from fragments. Default: 100.
-            model: Model catalog options; updates the current ones. Default: MODEL_DEFAULTS.
+            model: Model catalog options (a dict, or RLlib's DefaultModelConfig: all its fields);
+                updates the current ones. Default: MODEL_DEFAULTS.
             optimizer: Extra arguments for the optimizer. Default: {}.
             grad_clip: Clip the global gradient norm to this; None: off. Default: None.
-            n_step: Steps of rewards in each TD target. Default: 1.
+            n_step: Steps of rewards in each TD target; a range (low, high), RLlib's new API
+                stack's, draws each sampled row's n from low to high - 1 (numpy's integers(low,
+                high), as RLlib's episode buffers draw it per replayed row), its bootstrap
+                discounted by gamma**n. Default: 1.
             target_network_update_freq: Update the target network every this many env steps; 0:
                 after every training step. Default: 0.
             tau: Target update weight: 1.0 copies, below averages. Default: 0.005.
@@ -168,6 +177,7 @@ class TD3ConfigFluent(_TD3ConfigParent):
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
         observation_filter: Literal["NoFilter", "MeanStdFilter"] = "NoFilter",
+        env_to_module_connector: CallableValue | None = None,
     ) -> SelfConfig:
         """Sets the rollout workers (RLlib's env runners) and how they sample: the settings of
         rollouts(), under the new API stack's names.
@@ -192,7 +202,7 @@ class TD3ConfigFluent(_TD3ConfigParent):
                 files). Default: False.
             rollout_fragment_length: As in rollouts() (one setting): Steps per sub-env in each
                 sample() fragment; 'auto': ceil(train_batch_size / max(1, num_workers) /
-                num_envs_per_worker). Default: 1.
+                num_envs_per_worker), for DQN and SAC n_step (the high end of a range). Default: 1.
             batch_mode: As in rollouts() (one setting): Cut fragments at rollout_fragment_length or
                 at episode ends. Default: "truncate_episodes".
             explore: As in exploration() (one setting): Default of compute_action(s)' explore
@@ -214,5 +224,9 @@ class TD3ConfigFluent(_TD3ConfigParent):
                 "deepmind".
             observation_filter: As in rollouts() (one setting): Element-wise observation filter.
                 Default: "NoFilter".
+            env_to_module_connector: RLlib's new API stack name of observation_filter (one setting):
+                a function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets
+                'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused.
+                Default: None.
         """
         return self._set("env_runners", locals())

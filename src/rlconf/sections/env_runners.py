@@ -36,5 +36,6 @@ ENV_RUNNERS = Section(
         "remote_env_batch_wait_ms",
         "preprocessor_pref",
         "observation_filter",
+        "env_to_module_connector",
     ),
 )

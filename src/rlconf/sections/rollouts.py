@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from rlconf.field_types import NonNegFloat, NonNegInt, PosInt
+from rlconf.field_types import CallableValue, NonNegFloat, NonNegInt, PosInt
 from rlconf.section import Section
 
 
@@ -25,7 +25,8 @@ class RolloutsArgs(TypedDict, total=False):
         PosInt | Literal["auto"],
         Field(
             description="Steps per sub-env in each sample() fragment; 'auto': "
-            "ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker)."
+            "ceil(train_batch_size / max(1, num_workers) / num_envs_per_worker), for DQN and "
+            "SAC n_step (the high end of a range)."
         ),
     ]
     batch_mode: Annotated[
@@ -107,6 +108,16 @@ class RolloutsArgs(TypedDict, total=False):
         Field(
             description="Keep nested actions as they are; the runtime's action spaces are "
             "flat (Box, Discrete, MultiDiscrete), True is refused at build."
+        ),
+    ]
+    # RLlib's new API stack setting of the observation filter (rlconf.new_stack_names): a
+    # keyword that sets observation_filter, typed as RLlib takes it, not a field.
+    env_to_module_connector: Annotated[
+        CallableValue | None,
+        Field(
+            description="RLlib's new API stack name of observation_filter (one setting): a "
+            "function (env, spaces, device) returning rlconf.connectors.MeanStdFilter() sets "
+            "'MeanStdFilter', None sets 'NoFilter'; other ConnectorV2 pieces are refused."
         ),
     ]
 

@@ -7,19 +7,31 @@ from typing import Annotated
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from rlconf.default_model_config import ModelConfigInput
 from rlconf.field_types import JsonDict, PosFloat, PosInt, UnitFloat
-from rlconf.model_config import MODEL_DEFAULTS, ModelConfigDict
+from rlconf.model_config import MODEL_DEFAULTS
 from rlconf.section import Section
 
 
 class TrainingArgs(TypedDict, total=False):
     gamma: Annotated[UnitFloat, Field(description="Discount factor of the MDP.")]
-    lr: Annotated[PosFloat, Field(description="Learning rate.")]
+    lr: Annotated[
+        PosFloat | None,
+        Field(
+            description="Learning rate. None (RLlib's new API stack's way to say it is not "
+            "used) only for SAC, DDPG and TD3, whose optimizers take their rates from keys of "
+            "their own."
+        ),
+    ]
     train_batch_size: Annotated[
         PosInt, Field(description="Steps per training batch, concatenated from fragments.")
     ]
     model: Annotated[
-        ModelConfigDict, Field(description="Model catalog options; updates the current ones.")
+        ModelConfigInput,
+        Field(
+            description="Model catalog options (a dict, or RLlib's DefaultModelConfig: all its "
+            "fields); updates the current ones."
+        ),
     ]
     optimizer: Annotated[JsonDict, Field(description="Extra arguments for the optimizer.")]
     # RLlib's new API stack name of train_batch_size (rlconf.new_stack_names): a keyword that

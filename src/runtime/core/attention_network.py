@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from runtime.core.feature_trunk import action_encoder, add_time_dimension, feature_trunk
-from runtime.core.models import TorchModel, linear, policy_outputs
+from runtime.core.models import TorchModel, heads_of, linear, policy_outputs
 
 
 class AttentionNetwork(TorchModel):
@@ -80,9 +80,12 @@ class AttentionNetwork(TorchModel):
             for _ in range(int(model_config["attention_num_transformer_units"]))
         )
         outputs, log_std = policy_outputs(num_outputs, model_config)
-        self.logits = linear(self.dim, outputs, 0.01)
+        # Each output after the layers of its head (head_fcnet_hiddens), if any; the attention
+        # layers keep their own start.
+        heads = heads_of(model_config)
+        self.logits = heads.output(self.dim, outputs, 0.01)
         self.log_std: nn.Module = log_std
-        self.value_branch = linear(self.dim, 1, 1.0)
+        self.value_branch = heads.output(self.dim, 1, 1.0)
         self._features: torch.Tensor | None = None
 
     def get_initial_state(self) -> list[torch.Tensor]:

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from runtime.core.conv_filters import conv_filters_for, conv_layers
+from runtime.core.layer_init import layer_inits
 from runtime.core.models import mlp, uses_layernorm
 from runtime.core.vision_network import conv_stack
 
@@ -29,15 +30,22 @@ def feature_trunk(
     model that puts them after its memory)."""
     shape = tuple(int(d) for d in obs_space.shape or (1,))
     post = [int(size) for size in model_config["post_fcnet_hiddens"]] if with_post_fcnet else []
+    inits = layer_inits(model_config)
     if isinstance(obs_space, gym.spaces.Box) and len(shape) == 3:
         uses_layernorm(model_config, images=True)
         layers = conv_layers(shape, conv_filters_for(shape, model_config))
-        convs, flat = conv_stack(shape[-1], layers, model_config["conv_activation"], None)
-        head, last = mlp(flat, post, model_config["post_fcnet_activation"])
+        convs, flat = conv_stack(
+            shape[-1], layers, model_config["conv_activation"], None, inits.conv
+        )
+        head, last = mlp(flat, post, model_config["post_fcnet_activation"], init=inits.fcnet)
         return nn.Sequential(*convs, *head), last, "obs"
     hiddens = list(model_config["fcnet_hiddens"]) + post
     trunk, last = mlp(
-        int(np.prod(shape)), hiddens, model_config["fcnet_activation"], uses_layernorm(model_config)
+        int(np.prod(shape)),
+        hiddens,
+        model_config["fcnet_activation"],
+        uses_layernorm(model_config),
+        inits.fcnet,
     )
     return trunk, last, "obs_flat"
 

@@ -20,13 +20,13 @@ import torch
 from torch import nn
 
 from runtime.core.feature_trunk import action_encoder, add_time_dimension, feature_trunk
-from runtime.core.models import TorchModel, linear, mlp, policy_outputs
+from runtime.core.models import TorchModel, heads_of, mlp, policy_outputs
 
 
 class LSTMNetwork(TorchModel):
     """Trunk features (+ previous action, + previous reward) -> LSTM(``lstm_cell_size``) ->
-    post_fcnet layers -> logits, and the same (own layers) -> value. The state is the LSTM's
-    ``[h, c]`` (and the value LSTM's)."""
+    post_fcnet layers -> head layers (``head_fcnet_hiddens``) -> logits, and the same (own
+    layers) -> value. The state is the LSTM's ``[h, c]`` (and the value LSTM's)."""
 
     def __init__(
         self,
@@ -46,19 +46,24 @@ class LSTMNetwork(TorchModel):
         if self.uses_prev_rewards:
             in_size += 1
         self.cell_size = int(model_config["lstm_cell_size"])
+        heads = heads_of(model_config)
         self.lstm = nn.LSTM(in_size, self.cell_size, batch_first=True)
+        heads.inits.lstm.start_lstm(self.lstm)
         self.vf_share_layers = bool(model_config["vf_share_layers"])
         if not self.vf_share_layers:
             self.value_trunk, _, _ = feature_trunk(obs_space, model_config, False)
             self.value_lstm = nn.LSTM(in_size, self.cell_size, batch_first=True)
+            heads.inits.lstm.start_lstm(self.value_lstm)
         post = [int(size) for size in model_config["post_fcnet_hiddens"]]
         post_activation = model_config["post_fcnet_activation"]
-        self.policy_head, head_size = mlp(self.cell_size, post, post_activation)
-        self.value_head, _ = mlp(self.cell_size, post, post_activation)
+        body = heads.inits.fcnet
+        self.policy_head, head_size = mlp(self.cell_size, post, post_activation, init=body)
+        self.value_head, _ = mlp(self.cell_size, post, post_activation, init=body)
         outputs, log_std = policy_outputs(num_outputs, model_config)
-        self.logits = linear(head_size, outputs, 0.01)
+        # Each output after the layers of its head (head_fcnet_hiddens), if any.
+        self.logits = heads.output(head_size, outputs, 0.01)
         self.log_std: nn.Module = log_std
-        self.value_branch = linear(head_size, 1, 1.0)
+        self.value_branch = heads.output(head_size, 1, 1.0)
         self._features: torch.Tensor | None = None
 
     def get_initial_state(self) -> list[torch.Tensor]:

@@ -20,6 +20,8 @@ those of the step before each row, zero at an episode's start.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -29,6 +31,7 @@ from torch import nn
 
 from rlconf.errors import ConfigError
 from runtime.core.layer_calls import call_layers, no_global_hooks, run_layers
+from runtime.core.layer_init import DEFAULT_INIT, LayerInit, LayerInits, layer_inits
 from runtime.core.tanh import Tanh
 from runtime.core.view_requirements import ViewRequirements, model_view_requirements
 
@@ -49,25 +52,77 @@ def activation(name: str) -> list[nn.Module]:
     return [] if layer is None else [layer()]
 
 
-def linear(in_size: int, out_size: int, gain: float) -> nn.Linear:
-    """Orthogonal weights with ``gain``, zero bias: the initialisation that lets PPO learn fast."""
+def linear(in_size: int, out_size: int, gain: float, init: LayerInit = DEFAULT_INIT) -> nn.Linear:
+    """Orthogonal weights with ``gain``, zero bias: the initialisation that lets PPO learn fast
+    (``init``: the model dict's initializers in their place, ``runtime.core.layer_init``)."""
     layer = nn.Linear(in_size, out_size)
-    nn.init.orthogonal_(layer.weight, gain)
-    nn.init.zeros_(layer.bias)
+    init.start(layer, gain)
     return layer
 
 
 def mlp(
-    in_size: int, hiddens: list[int], act: str, layernorm: bool = False
+    in_size: int,
+    hiddens: list[int],
+    act: str,
+    layernorm: bool = False,
+    init: LayerInit = DEFAULT_INIT,
 ) -> tuple[nn.Sequential, int]:
     """Linear layers of ``hiddens`` sizes, each followed by ``act`` (with ``layernorm``, by a
     LayerNorm first)."""
     layers: list[nn.Module] = []
     for size in hiddens:
         norm = [nn.LayerNorm(size)] if layernorm else []
-        layers += [linear(in_size, size, math.sqrt(2)), *norm, *activation(act)]
+        layers += [linear(in_size, size, math.sqrt(2), init), *norm, *activation(act)]
         in_size = size
     return nn.Sequential(*layers), in_size
+
+
+@dataclass(frozen=True)
+class Heads:
+    """The output heads of a built-in network (RLlib's new API stack's heads): before each
+    output layer (policy, value, Q), layers of ``head_fcnet_hiddens`` sizes with
+    ``head_fcnet_activation``; with none, each output is one linear layer on the network's
+    features. ``inits``: the initializers of all the network's layers."""
+
+    hiddens: tuple[int, ...]
+    activation: str
+    inits: LayerInits
+
+    def layers(self, in_size: int, out_size: int, gain: float) -> list[nn.Module]:
+        """One output's layers: the head's hidden layers, then the output layer (``gain``)."""
+        hidden, last = mlp(in_size, list(self.hiddens), self.activation, init=self.inits.head)
+        return [*hidden, linear(last, out_size, gain, self.inits.head)]
+
+    def output(self, in_size: int, out_size: int, gain: float) -> nn.Module:
+        """One output's layers as one module: a bare ``nn.Linear`` without head layers (so
+        the parameters keep their names), else a ``Sequential``."""
+        layers = self.layers(in_size, out_size, gain)
+        return layers[0] if len(layers) == 1 else nn.Sequential(*layers)
+
+    def refuse_with_no_final_linear(self, model_config: dict[str, Any]) -> None:
+        """``no_final_linear`` makes the network's last hidden layer the policy's output, which
+        leaves no output layer for head layers to go before."""
+        if self.hiddens and model_config.get("no_final_linear"):
+            raise ConfigError.single(
+                "ModelCatalog.get_model()",
+                "model.head_fcnet_hiddens",
+                "adds layers before each output layer, and no_final_linear=True makes the "
+                "network's last hidden layer the policy's output",
+                value=list(self.hiddens),
+                has_value=True,
+                allowed="[] with no_final_linear=True, or no_final_linear=False",
+            )
+
+
+def heads_of(model_config: Mapping[str, Any]) -> Heads:
+    """The heads the model dict asks for (a dict without the keys: none; the activation
+    RLlib's default, ReLU; None: linear), with the initializers of its layers."""
+    act = model_config.get("head_fcnet_activation", "relu")
+    return Heads(
+        tuple(int(size) for size in model_config.get("head_fcnet_hiddens") or ()),
+        "linear" if act is None else str(act),
+        layer_inits(model_config),
+    )
 
 
 def uses_layernorm(model_config: dict[str, Any], images: bool = False) -> bool:
@@ -210,7 +265,9 @@ class TrunkModel(TorchModel):
 
 
 class FullyConnectedNetwork(TrunkModel):
-    """An MLP policy head and value head, sharing layers when ``vf_share_layers`` is set."""
+    """An MLP trunk with a policy output and a value output (each after the layers of its
+    head, ``head_fcnet_hiddens``), the value sharing the trunk when ``vf_share_layers`` is set
+    and having one of its own otherwise."""
 
     def __init__(
         self,
@@ -226,21 +283,24 @@ class FullyConnectedNetwork(TrunkModel):
         act = model_config["fcnet_activation"]
         outputs, log_std = policy_outputs(num_outputs, model_config)
         norm = uses_layernorm(model_config)
+        heads = heads_of(model_config)
+        heads.refuse_with_no_final_linear(model_config)
+        body = heads.inits.fcnet
         if model_config["no_final_linear"] and hiddens:
-            self.trunk, last = mlp(in_size, hiddens[:-1], act, norm)
-            self.trunk.append(linear(last, outputs, 0.01))
+            self.trunk, last = mlp(in_size, hiddens[:-1], act, norm, body)
+            self.trunk.append(linear(last, outputs, 0.01, body))
             self.trunk.extend(activation(act))
             self.logits: nn.Module = nn.Identity()
             last = outputs
         else:
-            self.trunk, last = mlp(in_size, hiddens, act, norm)
-            self.logits = linear(last, outputs, 0.01)
+            self.trunk, last = mlp(in_size, hiddens, act, norm, body)
+            self.logits = heads.output(last, outputs, 0.01)
         self.log_std: nn.Module = log_std
         self.vf_share_layers = bool(model_config["vf_share_layers"])
         self.separate_value_network = not self.vf_share_layers
         if self.vf_share_layers:
-            self.value_branch: nn.Module = linear(last, 1, 1.0)
+            self.value_branch: nn.Module = heads.output(last, 1, 1.0)
         else:
-            value_trunk, value_last = mlp(in_size, hiddens, act, norm)
-            self.value_branch = nn.Sequential(*value_trunk, linear(value_last, 1, 1.0))
+            value_trunk, value_last = mlp(in_size, hiddens, act, norm, body)
+            self.value_branch = nn.Sequential(*value_trunk, *heads.layers(value_last, 1, 1.0))
         self._features: torch.Tensor | None = None

@@ -1,5 +1,6 @@
 """``ModuleSpec``: what a policy's module is made from (its class, spaces and config), so that
-each learner and each rollout worker builds its own copy on its own device."""
+each learner and each rollout worker builds its own copy on its own device; with a custom module
+(``rl_module_spec``), ``custom_module_class`` is the adapter its class stands for."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ import gymnasium as gym
 import torch
 
 from runtime.core.module import ActorCriticModule, RLModule
+from runtime.core.rl_module_adapter import custom_module_class
 
 if TYPE_CHECKING:
     from runtime.core.learner import Learner
+
+__all__ = ["ModuleSpec", "custom_module_class"]
 
 
 @dataclass(frozen=True)
@@ -30,8 +34,10 @@ class ModuleSpec:
     def build(self, device: torch.device | str = "cpu") -> RLModule:
         """A new module on ``device``. The global torch RNG is left as it was: the acting copy
         is made first, from that RNG, and the learner's copy takes its weights."""
+        # (The adapter of a custom module where the config names one: ``rl_module_adapter``.)
+        module_class = custom_module_class(self.module_class, self.config)
         with torch.random.fork_rng(devices=[]):
-            module = self.module_class(self.observation_space, self.action_space, self.config)
+            module = module_class(self.observation_space, self.action_space, self.config)
         return module.to(device)
 
     def build_learner(self, device: torch.device | str = "cpu") -> Learner:

@@ -38,7 +38,7 @@ from runtime.core.image_obs import model_obs, uint8_images
 from runtime.core.lean_acting import lean_actions
 from runtime.core.learner import Learner
 from runtime.core.module import ActorCriticModule, RLModule
-from runtime.core.module_spec import ModuleSpec
+from runtime.core.module_spec import ModuleSpec, custom_module_class
 from runtime.core.policy_estimates import PolicyEstimates
 from runtime.core.policy_learning import PolicyLearning
 from runtime.core.sample_batch import SampleBatch
@@ -90,13 +90,15 @@ class TorchPolicy(PolicyLearning, PolicyEstimates):
             action_spaces,
         )
         self.observation_space = observation_space
+        #: The rollout worker it acts in (0: the driver's), for what is seeded per worker.
+        self.worker_index = worker_index
         #: uint8 frames of a uint8 image space reach the model as they are, as in the reference.
         self.keep_uint8_obs = uint8_images(observation_space)
         self.action_space = action_space
         self.config = config
         self.device = device or torch.device("cpu")
-        self.module_class = module_class
-        self.module = module_class(observation_space, action_space, config).to(self.device)
+        self.module_class = custom_module_class(module_class, config)
+        self.module = self.module_class(observation_space, action_space, config).to(self.device)
         self.dist_class = self.module.dist_class
         self.exploration = build_exploration(
             config,

@@ -9,12 +9,14 @@ observation) after truncation or at the end of a fragment.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from rlconf.algorithms.off_policy_fields import n_step_range
 from runtime.core.sample_batch import SampleBatch as SB
 from runtime.core.settings import setting, settings_of
 
@@ -47,10 +49,27 @@ class AdvantageSettings:
 
 @dataclass(frozen=True)
 class NStepSettings:
-    """``add_n_step_returns``: a config without ``n_step`` sums one step."""
+    """``add_n_step_returns``: a config without ``n_step`` sums one step; ``seed`` seeds the
+    draws of a range of n-steps."""
 
     gamma: float
-    n_step: int = 1
+    n_step: int | tuple[int, int] = 1
+    seed: int | None = None
+
+
+#: Per policy, the generator of its rows' n-steps where ``n_step`` is a range.
+_N_STEP_RNGS: weakref.WeakKeyDictionary[Any, np.random.Generator] = weakref.WeakKeyDictionary()
+
+
+def _n_step_rng(policy: Any, seed: int | None) -> np.random.Generator:
+    """The policy's generator of n-steps, seeded from ``seed`` and its worker's index (each
+    worker draws its own)."""
+    rng = _N_STEP_RNGS.get(policy)
+    if rng is None:
+        worker = int(getattr(policy, "worker_index", 0))
+        entropy = None if seed is None else [int(seed), worker]
+        rng = _N_STEP_RNGS[policy] = np.random.default_rng(entropy)
+    return rng
 
 
 def compute_advantages(
@@ -130,23 +149,32 @@ def add_n_step_returns(columns: dict[str, npt.NDArray[Any]], policy: Any) -> Non
     to ``n_step`` rewards within its episode segment, ``new_obs``/``terminateds`` those of the
     last step summed, and ``n_step_gamma`` the discount of the bootstrap, ``gamma ** steps``
     (fewer steps where the segment ends first: a termination, truncation or the fragment's
-    end), on a fragment's ``(T, N)`` columns."""
+    end), on a fragment's ``(T, N)`` columns. With a range ``(low, high)`` each row sums its own
+    number of steps, drawn from ``low`` to ``high - 1`` (``n_step_range``)."""
     settings = _settings(policy, NStepSettings, "add_n_step_returns")
-    n = int(settings.n_step or 1)
+    low, high = n_step_range(settings.n_step or 1)
     gamma = float(settings.gamma)
     rewards = columns[SB.REWARDS]
     ends = columns[SB.TERMINATEDS] | columns[SB.SEGMENT_ENDS]
     length = len(rewards)
+    # Each row's steps, drawn where n_step is a range (None: every row sums `low`).
+    steps = (
+        _n_step_rng(policy, settings.seed).integers(low, high, size=rewards.shape)
+        if high - low > 1
+        else None
+    )
     summed = np.zeros_like(rewards, dtype=np.float32)
     discount = np.ones_like(rewards, dtype=np.float32)
     last = np.zeros(rewards.shape, dtype=np.int64)
     for t in range(length):
         alive = np.ones(rewards.shape[1:], dtype=bool)
         last[t] = t
-        for k in range(n):
+        for k in range(high - 1 if steps is not None else low):
             row = t + k
             if row >= length:
                 break
+            if steps is not None:
+                alive &= k < steps[t]
             summed[t] += np.where(alive, discount[t] * rewards[row], 0.0)
             last[t] = np.where(alive, row, last[t])
             discount[t] = np.where(alive, discount[t] * gamma, discount[t])

@@ -13,10 +13,11 @@ from torch import nn
 
 from rlconf.errors import ConfigError
 from runtime.core.conv_filters import ConvLayer, conv_filters_for, conv_layers
+from runtime.core.layer_init import DEFAULT_INIT, LayerInit
 from runtime.core.models import (
     TrunkModel,
     activation,
-    linear,
+    heads_of,
     mlp,
     policy_outputs,
     uses_layernorm,
@@ -73,28 +74,40 @@ class VisionNetwork(TrunkModel):
                 allowed="False, post_fcnet_hiddens (the last of them is the output layer "
                 "then), or conv_filters that end in a 1x1 map",
             )
-        convs, flat = conv_stack(shape[-1], layers, conv_act, last_channels)
+        heads = heads_of(model_config)
+        heads.refuse_with_no_final_linear(model_config)
+        inits = heads.inits
+        convs, flat = conv_stack(shape[-1], layers, conv_act, last_channels, inits.conv)
         head_sizes = ([*post[:-1], outputs] if post else []) if no_final_linear else post
-        head, last = mlp(flat, head_sizes, post_act)
+        head, last = mlp(flat, head_sizes, post_act, init=inits.fcnet)
         #: Conv layers, flattened, then the post_fcnet layers: what the value output shares.
         self.trunk = nn.Sequential(*convs, *head)
-        self.logits: nn.Module = nn.Identity() if no_final_linear else linear(last, outputs, 0.01)
+        self.logits: nn.Module = (
+            nn.Identity() if no_final_linear else heads.output(last, outputs, 0.01)
+        )
         self.log_std: nn.Module = log_std
         self.vf_share_layers = bool(model_config["vf_share_layers"])
         self.separate_value_network = not self.vf_share_layers
         if self.vf_share_layers:
-            self.value_branch: nn.Module = linear(last, 1, _VALUE_GAIN)
+            self.value_branch: nn.Module = heads.output(last, 1, _VALUE_GAIN)
         else:
-            value_convs, value_flat = conv_stack(shape[-1], layers, conv_act, None)
-            self.value_branch = nn.Sequential(*value_convs, linear(value_flat, 1, _VALUE_GAIN))
+            value_convs, value_flat = conv_stack(shape[-1], layers, conv_act, None, inits.conv)
+            self.value_branch = nn.Sequential(
+                *value_convs, *heads.layers(value_flat, 1, _VALUE_GAIN)
+            )
         self._features: torch.Tensor | None = None
 
 
 def conv_stack(
-    channels: int, layers: list[ConvLayer], act: str, last_channels: int | None
+    channels: int,
+    layers: list[ConvLayer],
+    act: str,
+    last_channels: int | None,
+    init: LayerInit = DEFAULT_INIT,
 ) -> tuple[list[nn.Module], int]:
     """The modules of ``layers`` over a batch of HxWxC images, ending flattened, and the
-    flattened size; ``last_channels`` replaces the last layer's channels."""
+    flattened size; ``last_channels`` replaces the last layer's channels; ``init``: the conv
+    initializers of the model dict."""
     modules: list[nn.Module] = [_ChannelsFirst()]
     for index, layer in enumerate(layers):
         out_channels = layer.out_channels
@@ -104,9 +117,7 @@ def conv_stack(
             modules.append(nn.ZeroPad2d(layer.padding))
         conv = nn.Conv2d(channels, out_channels, layer.kernel, layer.stride)
         # As ``linear``: orthogonal weights scaled for the ReLU-like activations, zero biases.
-        nn.init.orthogonal_(conv.weight, math.sqrt(2))
-        assert conv.bias is not None
-        nn.init.zeros_(conv.bias)
+        init.start(conv, math.sqrt(2))
         modules += [conv, *activation(act)]
         channels = out_channels
     modules.append(nn.Flatten())

@@ -126,7 +126,7 @@ class EnvRunner(StepLoop):
                 break
         columns = self._stack(rows, finals, bootstrap, final_memory)
         batch = self._postprocess(columns)
-        self.worker.callbacks.on_sample_end(worker=self.worker, samples=batch)
+        self._sample_end(batch)
         return batch
 
     def _stack(

@@ -9,22 +9,36 @@ the same class): a single-agent env's episode is the one-agent case, its agent
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlconf.config_checks import DEFAULT_POLICY_ID
+from runtime.env.episode_api import SINGLE_AGENT_ID, NewStackEpisode
 
-#: The agent of a single-agent env (the reference's ``_DUMMY_AGENT_ID``); the accessors'
-#: default agent.
-SINGLE_AGENT_ID = "agent0"
+__all__ = ["SINGLE_AGENT_ID", "Episode", "EpisodeMetrics", "MultiAgentEpisode", "faulty_episode"]
 
 #: ``fn(agent_id, episode, worker=...) -> policy id``
 MappingFn = Callable[..., str]
 
 
-class Episode:
+class AgentStepCounts(defaultdict[Any, int]):
+    """Each agent's closed transitions (``episode.agent_steps[agent_id]``, 2.x), and called,
+    the episode's agent steps (``episode.agent_steps()``, RLlib's new API stack)."""
+
+    def __init__(self, episode: Episode) -> None:
+        super().__init__(int)
+        # (A weak reference: no reference cycle for the collector to find per episode.)
+        self._episode = weakref.ref(episode)
+
+    def __call__(self) -> int:
+        episode = self._episode()
+        return 0 if episode is None else episode._agent_steps_taken()
+
+
+class Episode(NewStackEpisode):
     """One episode of one sub-env. ``length`` (env steps so far, those of earlier fragments
     included) and ``total_reward`` (every agent's rewards summed) are live while it runs.
 
@@ -47,6 +61,10 @@ class Episode:
     observations are the env's (after an ``observation_fn``), before preprocessing and
     filtering. ``on_postprocess_trajectory`` runs once the fragment's steps are taken: a
     finished episode shows its end, one the fragment cut its latest step.
+
+    RLlib's new API stack reads the same episode through ``len(episode)``, ``get_return()``,
+    ``get_observations()``, ``get_actions()``, ``custom_data``, ... (``episode_api``): the
+    whole episode so far, recorded (``episode_records``) while some hook receives episodes.
     """
 
     def __init__(
@@ -75,7 +93,7 @@ class Episode:
         self.agent_rewards: dict[tuple[Any, str], float] = defaultdict(float)
         #: Each agent's transitions so far: the ``t`` of its next row (its own step index,
         #: 0 at its first action, however many env steps it waits between actions).
-        self.agent_steps: dict[Any, int] = defaultdict(int)
+        self.agent_steps = AgentStepCounts(self)
         self._agent_obs: dict[Any, Any] = {}
         self._agent_infos: dict[Any, Any] = {}
         self._agent_actions: dict[Any, Any] = {}
@@ -86,6 +104,9 @@ class Episode:
         self._agent_state: dict[Any, list[Any]] = {}
         self._agent_terminated: dict[Any, bool] = {}
         self._agent_truncated: dict[Any, bool] = {}
+        self._records = {}
+        self._all_terminated = False
+        self._all_truncated = False
 
     # ------------------------------------------------------------------ agents
 
@@ -103,6 +124,17 @@ class Episode:
     def get_agents(self) -> list[Any]:
         """The agents seen so far in this episode."""
         return list(self._agent_to_policy)
+
+    @property
+    def is_multi_agent(self) -> bool:
+        """A multi-agent env's episode (its agents mapped by the mapping function)."""
+        return self._mapping_fn is not None
+
+    def _agent_steps_taken(self) -> int:
+        """Agent steps so far: a single-agent env's env steps, else every agent's actions."""
+        if self._mapping_fn is None:
+            return self.length
+        return sum(len(record.actions) for record in self._records.values())
 
     @property
     def total_env_steps(self) -> int:
@@ -123,6 +155,19 @@ class Episode:
         """An observation (and info) arrived for ``agent_id``: a reset's or a step's."""
         self._agent_obs[agent_id] = obs
         self._agent_infos[agent_id] = info
+        self._record_of(agent_id).observe(obs, info, self.length)
+
+    def _observe_agents(self, obs: dict[Any, Any], infos: dict[Any, Any]) -> None:
+        """The observations (and infos) of a multi-agent env's reset or step."""
+        for agent_id, ob in obs.items():
+            self._record_of(agent_id).observe(ob, infos.get(agent_id), self.length)
+        self._agent_obs.update(obs)
+        self._agent_infos.update(infos)
+
+    def _end(self, terminated: bool, truncated: bool) -> None:
+        """A multi-agent episode ended (``__all__``, or cut by the horizon: truncated)."""
+        self._all_terminated = terminated
+        self._all_truncated = truncated
 
     def _act(
         self, agent_id: Any, action: Any, extra: dict[str, Any], state: list[Any] | None
@@ -133,6 +178,7 @@ class Episode:
             self._agent_prev_actions[agent_id] = self._agent_actions[agent_id]
         self._agent_actions[agent_id] = action
         self._agent_extra[agent_id] = extra
+        self._record_of(agent_id).act(action, extra)
         if state is not None:
             self._agent_state[agent_id] = state
 
@@ -141,6 +187,7 @@ class Episode:
         if agent_id in self._agent_rewards_last:
             self._agent_prev_rewards[agent_id] = self._agent_rewards_last[agent_id]
         self._agent_rewards_last[agent_id] = float(reward)
+        self._record_of(agent_id).reward(float(reward))
         self._agent_terminated[agent_id] = bool(terminated)
         self._agent_truncated[agent_id] = bool(truncated)
 

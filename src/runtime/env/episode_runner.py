@@ -15,6 +15,7 @@ dicts, one forward pass per policy. Each samples training fragments (``sample()`
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from runtime.core.settings import settings_of
 from runtime.env.episode import Episode, EpisodeMetrics, MappingFn, faulty_episode
 from runtime.env.runner_metrics import RunnerMetrics
 from runtime.env.sub_env_restarts import SubEnvRestarts
+from runtime.hook_calls import keyword_filtered
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -78,6 +80,15 @@ class EpisodeRunner(RunnerMetrics):
         self.callbacks = callbacks
         self.seed = self.settings.seed
         self._overridden = {hook for hook in _EPISODE_HOOKS if overrides(callbacks, hook)}
+        #: The overridden episode hooks, each taking the keywords of both dialects.
+        self._hooks: dict[str, Callable[..., Any]] = {
+            hook: keyword_filtered(getattr(callbacks, hook)) for hook in self._overridden
+        }
+        self._sample_end_hook = (
+            keyword_filtered(callbacks.on_sample_end)
+            if overrides(callbacks, "on_sample_end")
+            else None
+        )
         #: Whether some hook receives episodes (an episode hook or ``on_postprocess_trajectory``
         #: is overridden): only then do the runners record each step in its episode (length,
         #: rewards, the last-step accessors), so that what a hook reads never depends on which
@@ -103,10 +114,36 @@ class EpisodeRunner(RunnerMetrics):
         acts with ``default_policy``)."""
         return None
 
+    def _rl_module(self) -> Any:
+        """What hooks get as ``rl_module``: the modules of the worker's policies by policy id
+        (RLlib's multi-agent module); a single-agent runner's is its policy's module."""
+        return PolicyModules(self.worker.policy_map)
+
     def _hook(self, name: str, **kwargs: Any) -> None:
-        if name in self._overridden:
-            getattr(self.callbacks, name)(
-                worker=self.worker, base_env=self, policies=self.worker.policy_map, **kwargs
+        """An episode hook (``on_episode_start``, ...) where overridden, with 2.x's keywords
+        (``worker``, ``base_env``, ``policies``) and the new stack's (``env_runner``: the
+        worker, ``metrics_logger``: its logger, ``env``: this runner, whose ``envs`` are the
+        sub-envs, ``rl_module``)."""
+        hook = self._hooks.get(name)
+        if hook is not None:
+            worker = self.worker
+            hook(
+                worker=worker,
+                base_env=self,
+                policies=worker.policy_map,
+                env_runner=worker,
+                metrics_logger=worker.metrics,
+                env=self,
+                rl_module=self._rl_module(),
+                **kwargs,
+            )
+
+    def _sample_end(self, samples: Any) -> None:
+        """``on_sample_end`` with the fragment, where overridden."""
+        if self._sample_end_hook is not None:
+            worker = self.worker
+            self._sample_end_hook(
+                worker=worker, env_runner=worker, metrics_logger=worker.metrics, samples=samples
             )
 
     def _new_episode(self, index: int) -> Episode:
@@ -193,3 +230,20 @@ class EpisodeRunner(RunnerMetrics):
             {k: list(v) for k, v in episode.hist_data.items()},
             dict(episode.agent_rewards) if agent_rewards else {},
         )
+
+
+class PolicyModules(Mapping[str, Any]):
+    """The modules of a worker's policies by policy id, read as they are asked for (a policy
+    stored out of memory is loaded then)."""
+
+    def __init__(self, policy_map: Any) -> None:
+        self._policy_map = policy_map
+
+    def __getitem__(self, policy_id: str) -> Any:
+        return self._policy_map[policy_id].module
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._policy_map)
+
+    def __len__(self) -> int:
+        return len(self._policy_map)

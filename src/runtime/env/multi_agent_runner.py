@@ -237,8 +237,7 @@ class MultiAgentRunner(EpisodeRunner):
             del self._memory[key]
         if self.observation_fn is not None:
             obs = self._observe(obs, episode)
-        episode._agent_obs = dict(obs)
-        episode._agent_infos = dict(infos)
+        episode._observe_agents(obs, infos)
         self._hook("on_episode_start", episode=episode, env_index=index)
         return obs
 
@@ -523,8 +522,9 @@ class MultiAgentRunner(EpisodeRunner):
                     term = bool(terms.get(agent))
                     arrivals.ends.append((i, agent, transition, term, not term, infos.get(agent)))
             if track:
-                episode._agent_obs.update(obs)
-                episode._agent_infos.update(infos)
+                episode._observe_agents(obs, infos)
+                if ending:
+                    episode._end(all_term, not all_term)
                 for agent, reward in rewards.items():
                     episode._reward(agent, reward, bool(terms.get(agent)), bool(truncs.get(agent)))
                 self._hook("on_episode_step", episode=episode, env_index=i)
@@ -717,7 +717,7 @@ class MultiAgentRunner(EpisodeRunner):
             else steps * self.num_envs
         )
         batch = self._build(env_steps)
-        self.callbacks.on_sample_end(worker=self.worker, samples=batch)
+        self._sample_end(batch)
         return batch
 
     def _rekeep_waiting(self) -> None:

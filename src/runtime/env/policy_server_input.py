@@ -58,6 +58,7 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
+from rlconf.callback_hooks import CALLBACK_HOOKS
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.sample_batch import SampleBatch
 from runtime.env.agent_rows import AGENT_INDEX
@@ -114,6 +115,7 @@ SERVER_ONLY_KEYS = frozenset(
         "input_config",
         "output",
         "callbacks",
+        *CALLBACK_HOOKS,
         "custom_eval_function",
         "evaluation_config",
         "logger_config",

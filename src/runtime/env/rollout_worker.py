@@ -19,6 +19,7 @@ import torch
 from rlconf.config_checks import DEFAULT_POLICY_ID
 from rlconf.policy_spec import PolicySpec
 from runtime.callbacks import DefaultCallbacks
+from runtime.callbacks_setup import environment_created, make_callbacks
 from runtime.core.model_catalog import ModelCatalog
 from runtime.core.multi_agent_batch import MultiAgentBatch
 from runtime.core.policy import PolicyBuilder
@@ -48,6 +49,7 @@ from runtime.offline.input_reader import InputReader
 from runtime.offline.input_setup import external_input, make_input_reader
 from runtime.offline.io_context import IOContext
 from runtime.offline.output_setup import make_output_writer
+from runtime.results.metrics_logger import MetricsLogger
 from runtime.training.unsupported import refuse_for_multi_agent, refuse_for_single_agent
 
 logger = logging.getLogger(__name__)
@@ -60,7 +62,6 @@ class WorkerSettings:
     runner, its policies and their preprocessors and filters read their own)."""
 
     seed: int | None
-    callbacks: Any
     env: Any
     env_config: Mapping[str, Any]
     num_envs_per_worker: int
@@ -122,8 +123,10 @@ class RolloutWorker(WorkerPolicies):
             random.seed(worker_seed)
             np.random.seed(worker_seed % 2**32)
             torch.manual_seed(worker_seed)
-        callbacks_class = settings.callbacks or DefaultCallbacks
-        self.callbacks: DefaultCallbacks = callbacks_class()
+        self.callbacks: DefaultCallbacks = make_callbacks(config, type(self).__name__)
+        #: RLlib's ``EnvRunner.metrics``: what hooks log here lands in the results
+        #: (``env_runners/``), sent to the driver with each sample or evaluation.
+        self.metrics = MetricsLogger(upstream=True)
         self.env_context = EnvContext(
             dict(settings.env_config),
             worker_index=worker_index,
@@ -281,9 +284,7 @@ class RolloutWorker(WorkerPolicies):
             env = self._env_creator(context)
         if not isinstance(env, ExternalEnv):
             _check_env(env, self.settings.env)
-        self.callbacks.on_environment_created(
-            worker=self, sub_environment=env, env_context=context, env_index=index
-        )
+        environment_created(self, env, context, index)
         return env
 
     def recreate_sub_environment(self, index: int) -> Any:

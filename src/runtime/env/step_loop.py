@@ -111,6 +111,9 @@ class StepLoop(EpisodeRunner):
         #: A policy with memory: its state and previous inputs in each sub-env.
         self.memory = SubEnvMemory.of(policy, self.num_envs)
 
+    def _rl_module(self) -> Any:
+        return self.policy.module
+
     # ------------------------------------------------------------------ stepping
 
     def _step_envs(
@@ -216,7 +219,7 @@ class StepLoop(EpisodeRunner):
             episode.length = int(self.ep_len[i])
             episode.total_reward = float(self.ep_ret[i])
             episode.agent_rewards[(SINGLE_AGENT_ID, DEFAULT_POLICY_ID)] = episode.total_reward
-            episode._observe(SINGLE_AGENT_ID, raw[j], infos[j])
+            # The action first: it was taken on the observation before this step's.
             episode._act(
                 SINGLE_AGENT_ID,
                 env_actions[j],
@@ -224,6 +227,7 @@ class StepLoop(EpisodeRunner):
                 None if state is None else [s[i].copy() for s in state],
             )
             episode._reward(SINGLE_AGENT_ID, float(rewards[j]), bool(terms[j]), bool(truncs[j]))
+            episode._observe(SINGLE_AGENT_ID, raw[j], infos[j])
             self._hook("on_episode_step", episode=episode, env_index=i)
 
     def _step_after_failure(

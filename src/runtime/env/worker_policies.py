@@ -14,6 +14,7 @@ from rlconf.config_checks import DEFAULT_POLICY_ID
 from rlconf.policy_spec import PolicySpec
 from runtime.core.policy import PolicyBuilder, TorchPolicy
 from runtime.core.policy_map import PolicyMap
+from runtime.core.rl_module_adapter import module_policy_config
 from runtime.core.settings import settings_of
 from runtime.env.filters import ObservationFilter, filtered_space, get_filter
 from runtime.env.multi_agent_runner import MultiAgentRunner
@@ -140,7 +141,7 @@ class WorkerPolicies:
         obs_space = self.policy_spaces[policy_id][0]
         settings = settings_of(
             PolicyPartsSettings,
-            policy_config(self.config, self.policy_specs[policy_id].config),
+            self._policy_config(policy_id),
             f"{type(self).__name__} (policy {policy_id!r})",
         )
         preprocessor = get_preprocessor(obs_space, dict(settings.model))
@@ -156,13 +157,18 @@ class WorkerPolicies:
         policy = builder(
             filtered_space(preprocessed, self.filters[policy_id]),
             self.policy_spaces[policy_id][1],
-            policy_config(self.config, spec.config),
+            self._policy_config(policy_id),
             self.device,
             worker_index=self.worker_index,
         )
         if self.learner_group is not None and policy.learner_class is not None:
             policy.attach_learner_group(self.learner_group, policy_id)
         return policy
+
+    def _policy_config(self, policy_id: str) -> Any:
+        """The algorithm's config with the policy spec's overrides and its own module spec."""
+        config = policy_config(self.config, self.policy_specs[policy_id].config)
+        return module_policy_config(config, policy_id)
 
     def _policy_reloaded(self, policy_id: str, policy: TorchPolicy) -> None:
         if self._global_vars:

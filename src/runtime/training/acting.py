@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import torch
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.config_checks import DEFAULT_POLICY_ID
@@ -17,6 +18,7 @@ from rlconf.unknown_keys import did_you_mean
 from runtime.core.acting_inputs import InputDict, single_call_inputs
 from runtime.core.learner_group import LearnerGroup
 from runtime.core.policy import TorchPolicy
+from runtime.core.rl_module_calls import UserModuleCalls
 from runtime.env.action_processing import action_processor
 from runtime.env.worker_set import WorkerSet
 from runtime.training.algorithm_settings import AlgorithmSettings
@@ -115,6 +117,12 @@ class Acting(Trainable):
         policy = self.workers.local_worker().get_policy(policy_id)
         policy.pull_weights_if_stale()
         return policy
+
+    def get_module(self, module_id: str = DEFAULT_POLICY_ID) -> torch.nn.Module:
+        """RLlib's new API stack name: policy ``module_id``'s module with the trained weights,
+        the ``TorchRLModule`` of its ``rl_module_spec`` (else the algorithm's own module)."""
+        module = self.get_policy(module_id).module
+        return module.user_module if isinstance(module, UserModuleCalls) else module
 
     def get_weights(self, policies: list[str] | None = None) -> dict[str, dict[str, Any]]:
         self.workers.local_worker().pull_learned_weights()

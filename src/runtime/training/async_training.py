@@ -90,7 +90,7 @@ def _refuse_split_learners(settings: AsyncSettings, name: str) -> None:
         raise ConfigError(f"{name}(config=...)", found)
 
 
-def _sample_with_version(worker: RolloutWorker) -> tuple[Any, Any, Any, Any, int]:
+def _sample_with_version(worker: RolloutWorker) -> tuple[Any, Any, Any, Any, Any, int]:
     """``sample_with_stats`` and the weights version the fragment was sampled with."""
     version = int(getattr(worker, "weights_version", 0))
     return (*sample_with_stats(worker), version)
@@ -184,6 +184,7 @@ class AsyncAlgorithm(Algorithm):
                 batch = MultiAgentBatch.wrap(local.sample())
             self._pending_episodes.extend(local.get_metrics())
             self._estimates.extend(local.pop_off_policy_estimates())
+            self._env_runner_metrics.merge_logged([local.metrics.take_logged()])
             self._counters.count_sampled(batch)
             return [(batch, None, self._learner_thread.version)]
         import ray
@@ -202,11 +203,12 @@ class AsyncAlgorithm(Algorithm):
             if not ok:
                 self._forget_worker(index)
                 continue
-            sampled, episodes, perf, estimates, version = result
+            sampled, episodes, perf, estimates, logged, version = result
             batch = MultiAgentBatch.wrap(sampled)
             self._pending_episodes.extend(episodes)
             self._perf.append(perf)
             self._estimates.extend(estimates)
+            self._env_runner_metrics.merge_logged([logged])
             self._counters.count_sampled(batch)
             out.append((batch, index, version))
         self._fill_requests()

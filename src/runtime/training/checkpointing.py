@@ -35,7 +35,9 @@ from runtime.callbacks import DefaultCallbacks
 from runtime.cluster.ray_private import checkpoint_result_metrics
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
+from runtime.hook_calls import call_hook
 from runtime.results.metrics import EpisodeHistory
+from runtime.results.metrics_logger import MetricsLogger
 from runtime.results.result_logger import ResultLogger
 from runtime.training import checkpoint_files as checkpoints
 from runtime.training.counters import Counters
@@ -120,6 +122,8 @@ class Checkpointing(Trainable):
 
     config: AlgorithmConfig
     callbacks: DefaultCallbacks
+    #: The algorithm's ``MetricsLogger`` (``runtime.training.results``).
+    metrics: MetricsLogger
     workers: WorkerSet
     _counters: Counters
     _num_episodes: int
@@ -220,6 +224,19 @@ class Checkpointing(Trainable):
         )
         return path
 
+    def save_to_path(self, path: str | os.PathLike[str] | None = None) -> str:
+        """RLlib's new API stack name of ``save()``: writes ``<path>/checkpoint_<iteration>``
+        (None: in the results folder) and returns that folder, which ``restore_from_path`` and
+        ``from_checkpoint`` take."""
+        saved = self.save(None if path is None else os.fspath(path))
+        if isinstance(saved, str | os.PathLike):
+            return os.fspath(saved)
+        return str(getattr(getattr(saved, "checkpoint", saved), "path", saved))  # under Tune
+
+    def restore_from_path(self, path: str | os.PathLike[str]) -> None:
+        """RLlib's new API stack name of ``restore()``, of a folder ``save_to_path`` wrote."""
+        self.restore(os.fspath(path))
+
     def restore(self, checkpoint_path: Any) -> None:
         """Load weights, optimizer state, filters, counters and the iteration from a
         checkpoint written by ``save()``."""
@@ -255,7 +272,9 @@ class Checkpointing(Trainable):
             self._iteration,
             path,
         )
-        self.callbacks.on_checkpoint_loaded(algorithm=self)
+        call_hook(
+            self.callbacks, "on_checkpoint_loaded", algorithm=self, metrics_logger=self.metrics
+        )
 
 
 def algorithm_from_checkpoint(

@@ -18,13 +18,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.metrics import ENV_RUNNER_RESULTS
 from runtime.callbacks import DefaultCallbacks
+from runtime.callbacks_setup import workers_recreated
 from runtime.cluster.resources import Role
 from runtime.core.policy import PolicyBuilder
 from runtime.core.settings import settings_of
 from runtime.env.env_preparation import prepared_creator
 from runtime.env.env_registry import EnvCreator
 from runtime.env.recording import video_folder
+from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
+from runtime.hook_calls import call_hook
+from runtime.results.metrics_logger import LoggedKey, MetricsLogger, merge_into
 from runtime.results.new_stack_layout import evaluation_env_runners
 from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.counters import Counters
@@ -63,6 +67,8 @@ class EvaluationSchedule(Trainable):
     evaluation_workers: WorkerSet | None
     #: ``{"evaluation": metrics}`` of the last evaluation; ``{}`` before the first.
     evaluation_metrics: dict[str, Any]
+    metrics: MetricsLogger
+    _evaluation_runner_metrics: MetricsLogger
 
     if TYPE_CHECKING:
         # Provided by Algorithm: the actor options for the role's placement group bundles.
@@ -135,7 +141,7 @@ class EvaluationSchedule(Trainable):
         sync: bool,
         duration_fn: DurationFn | None = None,
     ) -> dict[str, Any]:
-        self.callbacks.on_evaluate_start(algorithm=self)
+        call_hook(self.callbacks, "on_evaluate_start", algorithm=self, metrics_logger=self.metrics)
         started = time.perf_counter()
         if sync or self.evaluation_workers is None:
             self._sync_evaluation_workers()
@@ -167,6 +173,7 @@ class EvaluationSchedule(Trainable):
             )
             episodes, steps = run_evaluation(workers, by_episodes, duration_fn)
             metrics = evaluation_metrics(episodes, steps, workers, weights_version)
+        self._add_evaluation_logged(workers, metrics)
         self.evaluation_metrics = {"evaluation": metrics}
         logger.info(
             "%s: evaluation on the weights of iteration %d: %s episodes, %s env steps, "
@@ -179,8 +186,26 @@ class EvaluationSchedule(Trainable):
             time.perf_counter() - started,
             workers.num_workers,
         )
-        self.callbacks.on_evaluate_end(algorithm=self, evaluation_metrics=self.evaluation_metrics)
+        call_hook(
+            self.callbacks,
+            "on_evaluate_end",
+            algorithm=self,
+            metrics_logger=self.metrics,
+            evaluation_metrics=self.evaluation_metrics,
+        )
         return self.evaluation_metrics
+
+    def _add_evaluation_logged(self, workers: WorkerSet, metrics: dict[str, Any]) -> None:
+        """What the evaluation workers' hooks logged (``env_runner.metrics``), fetched once the
+        evaluation is done, into ``metrics["env_runners"]``."""
+        logger = self._evaluation_runner_metrics
+        logger.merge_logged(workers.foreach_worker(_take_logged))
+        logged = logger.reduce()
+        if logged:
+            block = metrics.get(ENV_RUNNER_RESULTS)
+            if not isinstance(block, dict):
+                block = metrics[ENV_RUNNER_RESULTS] = {}
+            merge_into(block, logged)
 
     def _make_evaluation_workers(self) -> WorkerSet:
         """The evaluation WorkerSet: its local worker when evaluation_num_workers=0, otherwise
@@ -206,9 +231,11 @@ class EvaluationSchedule(Trainable):
         workers.source_worker = self.workers.local_worker()
 
         def recreated(indices: list[int]) -> None:
-            self.callbacks.on_workers_recreated(
-                algorithm=self, worker_set=workers, worker_ids=indices, is_evaluation_workers=True
-            )
+            workers_recreated(self, workers, indices, is_evaluation=True)
 
         workers.on_recreated = recreated
         return workers
+
+
+def _take_logged(worker: RolloutWorker) -> list[LoggedKey]:
+    return worker.metrics.take_logged()

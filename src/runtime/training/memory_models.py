@@ -1,10 +1,11 @@
-"""Which algorithms train models with memory (``use_lstm``, ``use_attention``): those that
-learn on whole sequences of sampled rows (PPO, A2C, PG). The others replay single transitions,
-which a model with memory can't learn from (R2D2-style sequence replay is not available):
-refused when they are built."""
+"""Which algorithms train models with memory (``use_lstm``, ``use_attention``, a module of your
+own whose ``get_initial_state()`` returns a state): those that learn on whole sequences of
+sampled rows (PPO, A2C, PG). The others replay single transitions, which a model with memory
+can't learn from (R2D2-style sequence replay is not available): refused when they are built."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from runtime.core.settings import settings_of
 
 if TYPE_CHECKING:
     from runtime.algorithm import Algorithm
+    from runtime.core.module import RLModule
 
 
 @dataclass(frozen=True)
@@ -38,3 +40,25 @@ def refuse_memory_models(config: AlgorithmConfig, algorithm_class: type[Algorith
                 has_value=True,
                 allowed="False, or an on-policy algorithm (PPO, A2C, PG)",
             )
+
+
+def refuse_memory_modules(modules: Iterable[RLModule], algorithm_class: type[Algorithm]) -> None:
+    """A policy's module with memory (a custom module's ``get_initial_state()`` returning a
+    state: the model keys are checked before the policies exist) under an algorithm that can't
+    train one."""
+    if getattr(algorithm_class, "trains_on_sequences", False):
+        return
+    name = algorithm_class.__name__
+    for module in modules:
+        if not module.is_recurrent:
+            continue
+        user = getattr(module, "user_module", module)
+        raise ConfigError.single(
+            f"{name}(config=...)",
+            "rl_module_spec.module_class",
+            f"{type(user).__name__}.get_initial_state() returns a state, a memory {name} "
+            "can't train: it learns from single transitions (replayed, or V-trace's time-major "
+            "rows), not from sequences started from their stored states",
+            has_value=False,
+            allowed="a module without memory, or an on-policy algorithm (PPO, A2C, PG)",
+        )

@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.metrics import ENV_RUNNER_RESULTS
 from runtime.env.episode import EpisodeMetrics
 from runtime.env.worker_set import WorkerSet
 from runtime.results.metrics import EpisodeHistory, summarize_episodes
+from runtime.results.metrics_logger import MetricsLogger, merge_into
 from runtime.results.new_stack_layout import add_training_layout
 from runtime.results.system_usage import SystemUsage
 from runtime.training.algorithm_settings import AlgorithmSettings
@@ -40,6 +42,13 @@ class ResultBookkeeping(Trainable):
     #: Each batch read's off-policy estimates since the last result (``input_evaluation``).
     _estimates: list[dict[str, dict[str, float]]]
     _system_usage: SystemUsage | None
+    #: RLlib's ``Algorithm.metrics``: what the algorithm's hooks log (``on_train_result``,
+    #: ``on_algorithm_init``, ``on_evaluate_end``, ...), at the top level of each result.
+    metrics: MetricsLogger
+    #: What the rollout workers' hooks logged, merged worker by worker (``env_runners/``).
+    _env_runner_metrics: MetricsLogger
+    #: What the evaluation workers' hooks logged (``evaluation/env_runners/``).
+    _evaluation_runner_metrics: MetricsLogger
 
     def _start_bookkeeping(self) -> None:
         """Counters at zero, no episodes yet."""
@@ -51,6 +60,9 @@ class ResultBookkeeping(Trainable):
         self._perf = []
         self._estimates = []
         self._system_usage = SystemUsage() if settings.log_sys_usage else None
+        self.metrics = MetricsLogger()
+        self._env_runner_metrics = MetricsLogger()
+        self._evaluation_runner_metrics = MetricsLogger()
 
     def _compile_results(self, step_results: dict[str, Any], sampled: int) -> dict[str, Any]:
         """The result of an iteration: episode metrics (smoothed over the history), counters,
@@ -110,8 +122,14 @@ class ResultBookkeeping(Trainable):
             if key != "info":
                 result[key] = value
         add_training_layout(result, window, self._counters)
+        merge_into(result[ENV_RUNNER_RESULTS], self._env_runner_metrics.reduce())
         self._counters.result_compiled()
         return result
+
+    def _add_logged_metrics(self, result: dict[str, Any]) -> None:
+        """What the algorithm's hooks logged since the last result, at ``result``'s top
+        level (after ``on_train_result``, so what it logs lands in its own result)."""
+        merge_into(result, self.metrics.reduce())
 
 
 #: The keys of a result that RLlib 2.x also nests under ``sampler_results``: the episode

@@ -21,6 +21,7 @@ from runtime.core.sample_batch import SampleBatch
 from runtime.env.episode import EpisodeMetrics
 from runtime.env.rollout_worker import RolloutWorker
 from runtime.env.worker_set import WorkerSet
+from runtime.results.metrics_logger import LoggedKey, MetricsLogger
 from runtime.training.algorithm_settings import AlgorithmSettings
 from runtime.training.counters import Counters
 from runtime.training.trainable import Trainable
@@ -39,6 +40,8 @@ class TrainingStages(Trainable):
     _perf: list[dict[str, float]]
     #: Each batch read's off-policy estimates (``input_evaluation``) since the last result.
     _estimates: list[dict[str, dict[str, float]]]
+    #: What the rollout workers' hooks logged (``env_runner.metrics``), for ``env_runners/``.
+    _env_runner_metrics: MetricsLogger
 
     def sample_train_batch(self) -> MultiAgentBatch:
         """Sample rounds from the rollout workers until ``train_batch_size`` env steps (agent
@@ -83,6 +86,7 @@ class TrainingStages(Trainable):
             batch = local.sample()
             self._pending_episodes.extend(local.get_metrics())
             self._estimates.extend(local.pop_off_policy_estimates())
+            self._env_runner_metrics.merge_logged([local.metrics.take_logged()])
             round_ = [MultiAgentBatch.wrap(batch)]
             _log_round(self, "sampled", round_, started)
             return round_
@@ -95,11 +99,12 @@ class TrainingStages(Trainable):
                 "all remote rollout workers have failed; none is left to sample from"
             )
         out = []
-        for _, (sampled, episodes, perf, estimates) in results:
+        for _, (sampled, episodes, perf, estimates, logged) in results:
             out.append(MultiAgentBatch.wrap(sampled))
             self._pending_episodes.extend(episodes)
             self._perf.append(perf)
             self._estimates.extend(estimates)
+            self._env_runner_metrics.merge_logged([logged])
         _log_round(self, "sampled", out, started)
         return out
 
@@ -141,15 +146,16 @@ class TrainingStages(Trainable):
 
 def sample_with_stats(
     worker: RolloutWorker,
-) -> tuple[SampleBatch | MultiAgentBatch, list[EpisodeMetrics], Any, Any]:
+) -> tuple[SampleBatch | MultiAgentBatch, list[EpisodeMetrics], Any, Any, list[LoggedKey]]:
     """What a remote worker sends back of one ``sample()``: the fragment, its finished
-    episodes, perf stats and off-policy estimates."""
+    episodes, perf stats, off-policy estimates and what its hooks logged."""
     batch = worker.sample()
     return (
         batch,
         worker.get_metrics(),
         worker.get_perf_stats(),
         worker.pop_off_policy_estimates(),
+        worker.metrics.take_logged(),
     )
 
 

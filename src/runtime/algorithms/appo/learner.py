@@ -1,6 +1,8 @@
 """``APPOLearner``: IMPALA's learner with APPO's loss: a target network of the module that
 V-trace and the surrogate's ratio are taken against, moved towards the module (``tau``) every
-``target_update_frequency`` rounds of its batches' passes, when the KL coefficient also adapts
+``target_update_frequency`` rounds of its batches' passes (or, with RLlib's new API stack's
+``target_network_update_freq``, once that many rows were trained on), when the KL coefficient
+also adapts
 (``use_kl_loss``, PPO's rule on the mean KL since the last adaptation: x1.5 above twice
 ``kl_target``, x0.5 below half of it)."""
 
@@ -25,6 +27,7 @@ class APPOLearnerSettings:
     kl_target: float
     tau: float
     target_update_frequency: int
+    target_network_update_freq: int | None
     num_sgd_iter: int
     minibatch_buffer_size: int
 
@@ -36,6 +39,8 @@ class APPOLearner(IMPALALearner):
         self.target_module = self.add_target_network("module", self.module)
         self.kl_coeff = float(settings.kl_coeff)
         self._updates = 0
+        #: Rows trained on since the target last moved (with target_network_update_freq).
+        self._rows_since_move = 0
         self._kls: list[float] = []
         #: Updates between two moves of the target network: ``target_update_frequency``
         #: rounds of the learner thread's buffer, each batch in it used ``num_sgd_iter`` times
@@ -55,7 +60,9 @@ class APPOLearner(IMPALALearner):
             self._kls.append(float(stats["kl"]))
         stats["kl_coeff"] = self.kl_coeff
         self._updates += 1
-        if self._updates % self.target_period == 0:
+        self._rows_since_move += len(batch)
+        if self._target_due():
+            self._rows_since_move = 0
             self.update_target_networks(float(self.appo.tau))
             if self.appo.use_kl_loss and self._kls:
                 kl = sum(self._kls) / len(self._kls)
@@ -66,6 +73,15 @@ class APPOLearner(IMPALALearner):
                     self.kl_coeff *= 0.5
             self._kls = []
         return info
+
+    def _target_due(self) -> bool:
+        """Whether the target moves after this update: every ``target_network_update_freq``
+        rows trained on where set (RLlib's new API stack), else every ``target_period``
+        updates."""
+        freq = self.appo.target_network_update_freq
+        if freq is not None:
+            return self._rows_since_move >= int(freq)
+        return self._updates % self.target_period == 0
 
     def compute_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, Any]]:
         assert self._layout is not None, "APPOLearner.compute_loss runs inside update()"
@@ -89,9 +105,15 @@ class APPOLearner(IMPALALearner):
         return loss, stats
 
     def extra_state(self) -> dict[str, Any]:
-        return {**super().extra_state(), "kl_coeff": self.kl_coeff, "updates": self._updates}
+        return {
+            **super().extra_state(),
+            "kl_coeff": self.kl_coeff,
+            "updates": self._updates,
+            "rows_since_move": self._rows_since_move,
+        }
 
     def set_extra_state(self, state: Any) -> None:
         super().set_extra_state(state)
         self.kl_coeff = float(state.get("kl_coeff", self.kl_coeff))
         self._updates = int(state.get("updates", self._updates))
+        self._rows_since_move = int(state.get("rows_since_move", self._rows_since_move))

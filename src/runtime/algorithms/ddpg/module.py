@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from rlconf.errors import ConfigError
+from rlconf.layer_init_keys import initializers_given
 from runtime.core.distributions import distribution_for
 from runtime.core.layer_calls import run_model
 from runtime.core.model_catalog import ModelCatalog
@@ -135,6 +136,7 @@ class DDPGModule(RLModule):
         preprocess = bool(settings.use_state_preprocessor)
         if not preprocess:
             refuse_unused_model_keys(self.model_config)
+        refuse_head_keys(self.model_config)
 
         def features(name: str) -> _Features:
             return _Features(observation_space, action_space, self.model_config, preprocess, name)
@@ -233,18 +235,43 @@ def refuse_unused_model_keys(model: dict[str, Any]) -> None:
     from rlconf.model_config import MODEL_DEFAULTS, PREPROCESSING_DEFAULTS
 
     defaults: dict[str, Any] = dict(MODEL_DEFAULTS)
-    for key in sorted(model):
+    set_keys = {key: model[key] for key in sorted(model) if key in defaults}
+    set_keys.update(initializers_given(model))
+    for key, value in set_keys.items():
         # These act on the env's observations, whatever the networks.
         if key in PREPROCESSING_DEFAULTS:
             continue
-        if key in defaults and model[key] != defaults[key]:
+        default = defaults.get(key)
+        if value != default:
             raise ConfigError.single(
                 "DDPG (build)",
                 f"model.{key}",
                 "has no effect while use_state_preprocessor is False (the actor and critics are "
                 "built from actor_hiddens and critic_hiddens); set those, or "
                 "use_state_preprocessor=True to run observations through the model first",
-                value=model[key],
+                value=value,
                 has_value=True,
-                allowed=repr(defaults[key]),
+                allowed=repr(default),
             )
+
+
+def refuse_head_keys(model: dict[str, Any]) -> None:
+    """DDPG's and TD3's heads are the layers of ``actor_hiddens`` and ``critic_hiddens`` (after
+    the state preprocessor, if any): the model dict's head layers and their initializers would
+    act nowhere, so they are refused rather than ignored."""
+    heads = {"head_fcnet_hiddens": model.get("head_fcnet_hiddens") or None}
+    heads.update(
+        (key, value) for key, value in initializers_given(model).items() if key.startswith("head_")
+    )
+    for key, value in heads.items():
+        if value is None:
+            continue
+        raise ConfigError.single(
+            "DDPG (build)",
+            f"model.{key}",
+            "has no effect under DDPG and TD3, whose heads are the layers of actor_hiddens and "
+            "critic_hiddens (orthogonally initialised); set those",
+            value=value,
+            has_value=True,
+            allowed="[]" if key == "head_fcnet_hiddens" else "None",
+        )

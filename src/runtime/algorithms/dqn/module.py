@@ -1,7 +1,8 @@
 """``QModule``: Q(s, .) for a Discrete action space: the catalog's model (``config["model"]``,
-custom models included) with as many outputs as its last hidden layer, then the ``hiddens``
-head, either one advantage stream or, with ``dueling``, a state-value and an advantage stream
-combined as ``V(s) + A(s, a) - mean_a A(s, a)``.
+custom models included) with as many outputs as its last hidden layer, then the Q head
+(``hiddens``, or ``model.head_fcnet_hiddens``, RLlib's new API stack's name), either one
+advantage stream or, with ``dueling``, a state-value and an advantage stream combined as
+``V(s) + A(s, a) - mean_a A(s, a)``.
 
 With ``num_atoms > 1`` (distributional, C51) the head puts out, per action, logits over
 ``num_atoms`` returns evenly spaced on ``[v_min, v_max]`` (dueling combines the logits the same
@@ -9,6 +10,7 @@ way); Q(s, a) is the expected return under their softmax."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +20,10 @@ import torch
 from torch import nn
 
 from rlconf.errors import ConfigError
+from rlconf.layer_init_keys import given, initializer_key
 from runtime.core.layer_calls import call_layers, run_model
 from runtime.core.model_catalog import ModelCatalog
-from runtime.core.models import TorchModel, linear, mlp
+from runtime.core.models import Heads, TorchModel, heads_of
 from runtime.core.module import RLModule, obs_input
 from runtime.core.sample_batch import SampleBatch as SB
 from runtime.core.settings import settings_of
@@ -53,6 +56,28 @@ class QModuleSettings:
     v_max: float
 
 
+def q_heads(model_config: dict[str, Any], hiddens: list[int]) -> Heads:
+    """The Q head's layers (of the advantage stream, and of the value stream with dueling):
+    ``model.head_fcnet_hiddens`` where set (RLlib's new API stack's name of ``hiddens``;
+    ``rlconf.algorithms.dqn`` refuses the two set differently), else ``hiddens``, with
+    ``head_fcnet_activation`` (ReLU by default) and the ``head_fcnet`` initializers."""
+    heads = heads_of(model_config)
+    if model_config.get("head_fcnet_hiddens") is None:
+        heads = dataclasses.replace(heads, hiddens=tuple(int(size) for size in hiddens))
+    return heads
+
+
+def body_config(model_config: dict[str, Any]) -> dict[str, Any]:
+    """The model dict of the network below the Q head: its head keys are the Q head's, so it
+    has no head layers, and its own output layer starts as its other layers (``fcnet_*``)."""
+    body = {**model_config, "head_fcnet_hiddens": []}
+    for part in ("kernel", "bias"):
+        key, head_key = initializer_key("fcnet", part), initializer_key("head_fcnet", part)
+        body[head_key] = given(model_config, key)
+        body[f"{head_key}_kwargs"] = given(model_config, f"{key}_kwargs")
+    return body
+
+
 class QModule(RLModule):
     def __init__(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any], config: Any
@@ -64,12 +89,12 @@ class QModule(RLModule):
         self.dist_class, _ = ModelCatalog.get_action_dist(action_space, self.model_config)
         hiddens = list(self.model_config["fcnet_hiddens"])
         last = int(hiddens[-1]) if hiddens else int(np.prod(observation_space.shape or (1,)))
+        settings = settings_of(QModuleSettings, config, type(self).__name__)
+        heads = q_heads(self.model_config, list(settings.hiddens))
         #: The network users inspect as ``policy.model``.
         self.model: TorchModel = ModelCatalog.get_model(
-            observation_space, action_space, last, self.model_config, name="q_model"
+            observation_space, action_space, last, body_config(self.model_config), name="q_model"
         )
-        settings = settings_of(QModuleSettings, config, type(self).__name__)
-        head_hiddens = list(settings.hiddens)
         self.num_actions = num_actions
         self.num_atoms = int(settings.num_atoms)
         #: The returns the atoms stand for (distributional only): a buffer, so that it moves
@@ -80,13 +105,11 @@ class QModule(RLModule):
             torch.linspace(float(settings.v_min), float(settings.v_max), self.num_atoms),
             persistent=False,
         )
-        advantage, size = mlp(last, head_hiddens, "relu")
-        self.advantage = nn.Sequential(*advantage, linear(size, num_actions * self.num_atoms, 0.01))
+        self.advantage = nn.Sequential(*heads.layers(last, num_actions * self.num_atoms, 0.01))
         self.dueling = bool(settings.dueling)
         self.value: nn.Module | None = None
         if self.dueling:
-            value, size = mlp(last, head_hiddens, "relu")
-            self.value = nn.Sequential(*value, linear(size, self.num_atoms, 1.0))
+            self.value = nn.Sequential(*heads.layers(last, self.num_atoms, 1.0))
 
     def _head(self, obs: torch.Tensor) -> torch.Tensor:
         """Per action: its Q-value ``[B, A]``, or its atoms' logits ``[B, A, num_atoms]``."""

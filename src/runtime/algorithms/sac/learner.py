@@ -1,5 +1,6 @@
 """``SACLearner``: three optimizers (``"actor"``, ``"critic"``, ``"entropy"``; learning rates
-from ``optimization``, each clipped by ``grad_clip``), one gradient step of each per replayed
+from ``optimization``, or RLlib's new API stack's ``actor_lr``, ``critic_lr``, ``alpha_lr``
+where set, each clipped by ``grad_clip``), one gradient step of each per replayed
 batch on ``sac_loss``, against target copies of the Q-networks (polyak-averaged with ``tau`` by
 the off-policy training step). The TD errors go back in the info as ``td_error`` for
 prioritized replay; alpha is ``exp(log_alpha)``, a parameter of the module, so it is saved and
@@ -15,6 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from rlconf.algorithms.sac import sac_learning_rates
 from runtime.algorithms.sac.loss import sac_loss
 from runtime.algorithms.sac.module import SACModule
 from runtime.buffers.replay_buffer import TD_LOSS_COLUMNS
@@ -26,6 +28,9 @@ from runtime.core.settings import setting, settings_of
 @dataclass(frozen=True)
 class SACLearnerSettings:
     optimization: Mapping[str, float]
+    actor_lr: float | None
+    critic_lr: float | None
+    alpha_lr: float | None
     grad_clip: float | None
     optimizer: Mapping[str, Any]
     target_entropy: Any
@@ -41,10 +46,17 @@ class SACLearner(Learner):
         settings = self.sac_settings()
         clip = None if settings.grad_clip is None else float(settings.grad_clip)
         options = dict(settings.optimizer or {})
-        rates = settings.optimization
+        rates = sac_learning_rates(
+            settings.optimization,
+            {
+                "actor_lr": settings.actor_lr,
+                "critic_lr": settings.critic_lr,
+                "alpha_lr": settings.alpha_lr,
+            },
+        )
         return {
             name: OptimizerSettings(
-                lr=float(rates[f"{name}_learning_rate"]), grad_clip=clip, options=options
+                lr=rates[f"{name}_learning_rate"], grad_clip=clip, options=options
             )
             for name in ("actor", "critic", "entropy")
         }

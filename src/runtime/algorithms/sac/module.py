@@ -46,12 +46,20 @@ class SACModuleSettings:
 
 def _refuse_shadowed_model_keys(model: Any, policy: Any, q: Any) -> None:
     """A ``model`` key that ``policy_model_config`` and ``q_model_config`` both set acts
-    nowhere: set to anything but its default, it is refused rather than ignored."""
+    nowhere: set to anything but its default, it is refused rather than ignored, unless both
+    set it to the same value (RLlib's new API stack gives SAC's networks ``model_config``
+    alone: ``fcnet_hiddens=[256, 256]`` there is what the two configs hold by default)."""
+    from rlconf.layer_init_keys import HEAD_AND_INIT_DEFAULTS
     from rlconf.model_config import MODEL_DEFAULTS
 
-    defaults: dict[str, Any] = dict(MODEL_DEFAULTS)
+    defaults: dict[str, Any] = {**MODEL_DEFAULTS, **HEAD_AND_INIT_DEFAULTS}
     for key in sorted(set(policy) & set(q)):
-        if key in model and key in defaults and model[key] != defaults[key]:
+        if (
+            key in model
+            and key in defaults
+            and model[key] != defaults[key]
+            and not model[key] == policy[key] == q[key]
+        ):
             raise ConfigError.single(
                 "SAC (build)",
                 f"model.{key}",

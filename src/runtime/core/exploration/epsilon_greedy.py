@@ -3,7 +3,7 @@ Q-values (the action distribution's inputs); epsilon follows a schedule on the g
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -12,6 +12,7 @@ import torch
 from rlconf.errors import ConfigError
 from runtime.core.distributions import ActionDistribution
 from runtime.core.exploration.exploration import Exploration
+from runtime.core.schedules import PiecewiseSchedule
 
 
 def require_discrete(action_space: gym.Space[Any], strategy: str) -> None:
@@ -27,9 +28,18 @@ def require_discrete(action_space: gym.Space[Any], strategy: str) -> None:
         )
 
 
+def epsilon_points(epsilon: Any) -> list[tuple[float, float]]:
+    """DQN's ``epsilon`` (a number, or ``[[timestep, value], ...]``) as schedule points."""
+    if isinstance(epsilon, int | float):
+        return [(0.0, float(epsilon))]
+    return [(float(t), float(v)) for t, v in epsilon]
+
+
 class EpsilonGreedy(Exploration):
     """Epsilon is ``initial_epsilon`` until ``warmup_timesteps``, then moves linearly to
-    ``final_epsilon`` over ``epsilon_timesteps``, then stays there."""
+    ``final_epsilon`` over ``epsilon_timesteps``, then stays there; or, with
+    ``epsilon_schedule`` (``[(timestep, epsilon), ...]``, from DQN's ``epsilon``), linear
+    between its points and the last value after them."""
 
     def __init__(
         self,
@@ -39,6 +49,7 @@ class EpsilonGreedy(Exploration):
         final_epsilon: float = 0.05,
         warmup_timesteps: int = 0,
         epsilon_timesteps: int = int(1e5),
+        epsilon_schedule: Sequence[Sequence[float]] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(action_space, **kwargs)
@@ -47,11 +58,14 @@ class EpsilonGreedy(Exploration):
         self.final_epsilon = float(final_epsilon)
         self.warmup_timesteps = int(warmup_timesteps)
         self.epsilon_timesteps = int(epsilon_timesteps)
+        self.schedule = None if epsilon_schedule is None else PiecewiseSchedule(epsilon_schedule)
         self.last_timestep = 0
         self.cur_epsilon = self.epsilon_at(0)
 
     def epsilon_at(self, timestep: int) -> float:
         """The scheduled epsilon at global ``timestep``."""
+        if self.schedule is not None:
+            return self.schedule.value(timestep)
         if timestep < self.warmup_timesteps:
             return self.initial_epsilon
         progress = min(1.0, (timestep - self.warmup_timesteps) / max(1, self.epsilon_timesteps))

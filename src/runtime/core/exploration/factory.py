@@ -20,10 +20,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from rlconf.algorithms.dqn import DQNConfig
 from rlconf.errors import ConfigError
 from rlconf.importpath import resolve
 from rlconf.registry import get_algorithm_class, list_algorithms
-from runtime.core.exploration.epsilon_greedy import EpsilonGreedy
+from runtime.core.exploration.epsilon_greedy import EpsilonGreedy, epsilon_points
 from runtime.core.exploration.exploration import Exploration
 from runtime.core.exploration.gaussian_noise import GaussianNoise
 from runtime.core.exploration.ornstein_uhlenbeck_noise import OrnsteinUhlenbeckNoise
@@ -62,6 +63,14 @@ class ExplorationSettings:
     num_workers: int
     normalize_actions: bool
     seed: int | None
+
+
+@dataclass(frozen=True)
+class EpsilonSettings:
+    """DQN's ``epsilon``: the EpsilonGreedy schedule in place of the strategy's own (None: its
+    own). Read from a ``DQNConfig`` only: IMPALA's ``epsilon`` is RMSProp's."""
+
+    epsilon: Any
 
 
 #: Types the config accepts that no runtime strategy implements yet, with the reason (none).
@@ -175,6 +184,12 @@ def build_exploration(
     kind = exploration_config.pop("type", "StochasticSampling")
     cls = exploration_class(kind, allowed, algorithm)
     seed = None if built.seed is None else int(built.seed) + 1000 * worker_index
+    if isinstance(config, DQNConfig):
+        epsilon = settings_of(EpsilonSettings, config, f"{algorithm} (exploration)").epsilon
+        if epsilon is not None:
+            # The config checked that the strategy is EpsilonGreedy (DQNConfig's
+            # epsilon_issues).
+            exploration_config["epsilon_schedule"] = epsilon_points(epsilon)
     return cls(
         policy_action_space(action_space, bool(built.normalize_actions), seed),
         framework="torch",
