@@ -154,6 +154,13 @@ SHORTENED: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("Why rlconf", "sweep.run("): [
         ('stop={"training_iteration": 20}', 'stop={"training_iteration": 1}')
     ],
+    # RLlib's getting-started sizes: an iteration of 2,000 Pendulum steps, 10 epochs, and 10
+    # evaluation episodes of 200 steps each; the calls are what the block shows.
+    ("RLlib's getting started and example scripts", "config.env_runners(num_env_runners=2)"): [
+        ("train_batch_size_per_learner=2000", "train_batch_size_per_learner=400"),
+        ("num_epochs=10", "num_epochs=2"),
+        ("evaluation_duration=10", "evaluation_duration=2"),
+    ],
 }
 
 #: Blocks that are a module of the user's own package (at this path): written to a temporary
@@ -351,7 +358,9 @@ def run_module_block(block: Block, relpath: str, tmp_path: Path, monkeypatch: An
 
 #: A block that runs a Tune experiment, or builds an algorithm with Ray workers.
 _STARTS_RAY = re.compile(r"sweep\.run\(|Tuner\(|tune\.run\(")
-_RAY_WORKERS = re.compile(r"(?<![\w.])(evaluation_)?num_workers=[1-9]")
+_RAY_WORKERS = re.compile(
+    r"(?<![\w.])(evaluation_)?(num_workers|num_env_runners|num_learner_workers|num_learners)=[1-9]"
+)
 
 
 def starts_ray(block: Block) -> bool:
@@ -359,7 +368,7 @@ def starts_ray(block: Block) -> bool:
     (``-m slow``); the other blocks run in one process, in the fast tier."""
     text = block.text
     return bool(_STARTS_RAY.search(text)) or (
-        ".build()" in text and bool(_RAY_WORKERS.search(text))
+        (".build()" in text or ".build_algo()" in text) and bool(_RAY_WORKERS.search(text))
     )
 
 
