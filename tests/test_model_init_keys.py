@@ -1,8 +1,6 @@
-"""RLlib's ``DefaultModelConfig`` head and initializer keys act on the built-in networks: the
-head layers (``head_fcnet_hiddens``, ``head_fcnet_activation``) before each output of every
-algorithm family, DQN's Q head under its two names, and the weight and bias initializers of
-each group of layers (``rlconf.layer_init_keys``, ``runtime.core.layer_init``), by name,
-function or import path; unknown names and contradicting names are refused."""
+"""``DefaultModelConfig``'s head and initializer keys act on the built-in networks: head layers
+before each output (DQN's Q head under two names), each layer group's initializers by name,
+function or import path; unknown and contradicting names are refused."""
 
 from __future__ import annotations
 
