@@ -14,30 +14,46 @@ import pytest
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+# Ray workers of the tests' sessions import test modules (``tests.envs``): the repository root
+# is on the path of every process started from here. Through the environment rather than a
+# ``runtime_env`` of each ``ray.init``: a runtime env costs every worker Ray starts for it a
+# second or more, and it cannot take Ray's prestarted workers.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p
+    )
+
 #: The longest modules of each tier, longest first (their time in CI's --durations).
 #: pytest-xdist's ``--dist loadfile`` hands whole modules to the workers in collection order
 #: (with the reordering by test count turned off in ``pytest_configure``): starting the long
 #: ones first keeps one worker from running a long module alone at the end.
 LONGEST_FIRST = (
     # the slow tier (-m slow)
-    "test_memory_learning.py",
-    "test_learning_continuous.py",
     "test_examples.py",
-    "test_schedulers.py",
-    "test_remote_workers.py",
-    "test_async_learning.py",
+    "test_rllib_new_stack_examples.py",
+    "test_learning_continuous.py",
     "test_cluster.py",
-    "test_learning.py",
+    "test_readme_blocks.py",
     "test_sweep_run.py",
-    "test_dqn_integration.py",
+    "test_memory_learning.py",
+    "test_schedulers.py",
     "test_parallel_evaluation.py",
+    "test_remote_workers.py",
+    "test_learning.py",
+    "test_async_learning.py",
+    "test_dqn_integration.py",
+    "test_interrupted_run.py",
     "test_tune.py",
     "test_custom_algorithm.py",
-    "test_multi_agent_learning.py",
-    "test_interrupted_run.py",
+    "test_multi_agent_ray.py",
+    "test_rllib_real_workload_files.py",
     "test_learner_workers.py",
-    # the fast tier (test_examples.py's fast examples run first there too)
-    "test_readme_blocks.py",
+    "test_gpu_sharing.py",
+    "test_impala_integration.py",
+    "test_serving_example.py",
+    "test_multi_agent_learning.py",
+    # the fast tier (test_examples.py's fast examples and test_readme_blocks.py run first there)
     "test_editor_completion.py",
     "test_typing.py",
     "test_multi_agent_examples.py",

@@ -65,7 +65,6 @@ def local_ray(num_gpus: int = 0) -> Iterator[None]:
             num_cpus=2,
             num_gpus=num_gpus,
             include_dashboard=False,
-            runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
             logging_level=logging.ERROR,
         )
         _shared["num_gpus"] = num_gpus

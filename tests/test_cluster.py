@@ -29,7 +29,6 @@ from runtime.cluster.placement import ResourceError, check_plan_fits
 from runtime.cluster.resources import resource_plan
 from runtime.env.worker_set import WorkerFailure
 from tests.envs import RecreationCallbacks
-from tests.ray_session import ROOT
 
 #: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
 pytestmark = pytest.mark.slow
@@ -52,7 +51,6 @@ def cluster() -> Iterator[Cluster]:
         cluster.wait_for_nodes()
         ray.init(
             address=cluster.address,
-            runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
             logging_level=logging.ERROR,
         )
         yield cluster

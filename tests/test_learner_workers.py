@@ -99,11 +99,12 @@ def test_dqn_learns_with_learner_workers_and_updates_their_targets() -> None:
             target_network_update_freq=8,
         )
         .resources(num_learner_workers=2, num_cpus_per_learner_worker=0.5)
+        .reporting(min_sample_timesteps_per_iteration=200)
         .debugging(seed=1)
     )
     algo = config.build()
     try:
-        for _ in range(3):
+        for _ in range(2):
             result = algo.train()
         assert result["info"]["learner"]["default_policy"]["num_grad_updates"] > 0
         assert algo._counters["num_target_updates"] > 0

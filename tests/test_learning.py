@@ -154,19 +154,20 @@ def test_ppo_learns_pendulum_with_continuous_actions() -> None:
 
 def test_tuned_dqn_greedy_evaluation_reaches_450_on_cartpole_and_stays() -> None:
     """examples/tuned/cartpole-dqn.yaml: a seed counts once its greedy evaluation reaches the
-    file's target of 450 within 60k env steps and every evaluation of the next 10k env steps
-    (five more) stays at 450 or better. Seeds 0, 1 and 4 first reached 450 at 6k / 8k / 6k
-    (avx2 kernels) and 8k / 6k / 4k (default) and held to 100k (seeds 0-4 under each kernel
-    set; with the learning rate at 1e-4 by 100k rather than 5e-5 from 40k, seed 4 under avx2
-    fell to 404 once at 57k). Before advantage learning, seed 4 under avx2 fell to 362
-    one evaluation after its pass; with the discount of 0.99 and one Q-value per action, seed
-    2 reached 500 at 10k and fell to 160 by 43k."""
+    file's target of 450 within 60k env steps and every evaluation of the next 4k env steps
+    (two more) stays at 450 or better; one of seeds 0, 1 and 4 must (k of n: every seed
+    measured does; a second one cost a minute and added no power). Seeds 0, 1 and 4 first
+    reached 450 at 6k / 8k / 6k (avx2 kernels) and 8k / 6k / 4k (default) and held to 100k
+    (seeds 0-4 under each kernel set; with the learning rate at 1e-4 by 100k rather than 5e-5
+    from 40k, seed 4 under avx2 fell to 404 once at 57k). Before advantage learning, seed 4
+    under avx2 fell to 362 one evaluation after its pass; with the discount of 0.99 and one
+    Q-value per action, seed 2 reached 500 at 10k and fell to 160 by 43k."""
     runs: list[tuple[int, list[Any]]] = []
     for seed in (0, 1, 4):
-        runs.append((seed, _greedy_curve(DQN_FILE, seed, 450, 60_000, past=10_000)))
-        if sum(_stays(c, 450) for _, c in runs) >= 2:
-            break
-    assert sum(_stays(c, 450) for _, c in runs) >= 2, runs
+        runs.append((seed, _greedy_curve(DQN_FILE, seed, 450, 60_000, past=4_000)))
+        if _stays(runs[-1][1], 450):
+            return
+    pytest.fail(f"no seed reached 450 and stayed: {runs}")
 
 
 def _stays(curve: list[Any], target: float) -> bool:

@@ -100,6 +100,5 @@ def test_algorithm_names_are_registered_again_in_a_new_ray_session() -> None:
     ray.init(
         num_cpus=2,
         include_dashboard=False,
-        runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
         logging_level=logging.ERROR,
     )
