@@ -7,8 +7,10 @@ Rows (the settings of every side in ``workload_settings.py``):
 - atari_ppo: PPO on Breakout with CleanRL's ``ppo_atari`` settings (8 envs x 128 steps, 4
   epochs of minibatches of 256, Nature CNN on 84x84x4 frames): ours (``rlconf_workloads.py``:
   ``PPOConfig`` with ``num_envs_per_worker=8``, ``rollout_fragment_length=128``, our DeepMind
-  wrappers) vs SB3's PPO ``CnnPolicy`` (``sb3_workloads.py``) vs a CleanRL-style loop over a
-  gymnasium ``SyncVectorEnv`` of the same wrapped env (``cleanrl_ppo_atari.py``).
+  wrappers) and the same config with ``gym_env_vectorize_mode="vector_entry_point"`` (side
+  ``rlconf_vec``: the 8 sub-envs as one ale-py ``AtariVectorEnv``, stepped in C++ threads with
+  the same preprocessing) vs SB3's PPO ``CnnPolicy`` (``sb3_workloads.py``) vs a CleanRL-style
+  loop over a gymnasium ``SyncVectorEnv`` of the same wrapped env (``cleanrl_ppo_atari.py``).
   Goal: >= 1.5x SB3, >= 0.8x the loop.
 - sac_halfcheetah, td3_halfcheetah: SAC and TD3 on HalfCheetah-v5 with SB3's defaults (one
   gradient step per env step from step 100 on) vs SB3 vs CleanRL-style loops

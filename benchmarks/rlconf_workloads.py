@@ -34,6 +34,7 @@ from workload_settings import (
     TD3_POLICY_DELAY,
     TD3_TARGET_NOISE,
     TD3_TARGET_NOISE_CLIP,
+    VECTOR_SIDE,
     PPOSettings,
     Window,
     ppo_settings,
@@ -259,6 +260,8 @@ def config_for(row: str, seed: int, side: str = "rlconf") -> AlgorithmConfig:
         return td3_config(seed)
     if row == "dqn_atari":
         return dqn_config(seed)
+    if side == VECTOR_SIDE:
+        return ppo_config(row, seed).rollouts(gym_env_vectorize_mode="vector_entry_point")
     return ppo_config(row, seed)
 
 

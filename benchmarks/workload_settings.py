@@ -164,8 +164,11 @@ SIDES = ("rlconf", "sb3", "loop")
 #: The sides of atari_async, all ours: the two asynchronous algorithms and the sync PPO of
 #: atari_ppo (``num_workers=0``).
 ASYNC_SIDES = ("appo", "impala", "sync_ppo")
+#: atari_ppo's second side of ours: the same config with the sub-envs as one ale-py vector env
+#: (``gym_env_vectorize_mode="vector_entry_point"``).
+VECTOR_SIDE = "rlconf_vec"
 #: The sides our runtime runs (in this interpreter).
-OUR_SIDES = ("rlconf", *ASYNC_SIDES)
+OUR_SIDES = ("rlconf", VECTOR_SIDE, *ASYNC_SIDES)
 
 
 @dataclass(frozen=True)
@@ -193,10 +196,11 @@ ROWS: dict[str, Row] = {
         Row(
             "atari_ppo",
             f"PPO on {ATARI_ENV}, CleanRL's ppo_atari settings (8 envs x 128 steps)",
-            SIDES,
+            ("rlconf", VECTOR_SIDE, "sb3", "loop"),
             warmup=ATARI_PPO.batch,
             window=3 * ATARI_PPO.batch,
             goals={"sb3": 1.5, "loop": 0.8},
+            ours=("rlconf", VECTOR_SIDE),
         ),
         Row(
             "sac_halfcheetah",

@@ -161,6 +161,22 @@ SHORTENED: dict[tuple[str, str], list[tuple[str, str]]] = {
         ("num_epochs=10", "num_epochs=2"),
         ("evaluation_duration=10", "evaluation_duration=2"),
     ],
+    # CleanRL's Atari batch (8 envs, 1,024 steps an iteration, 4 epochs): a smaller one.
+    ("Images and Atari", "gym_env_vectorize_mode="): [
+        ("num_envs_per_env_runner=8", "num_envs_per_env_runner=2"),
+        (
+            "train_batch_size=1024, sgd_minibatch_size=256, num_sgd_iter=4",
+            "train_batch_size=256, sgd_minibatch_size=128, num_sgd_iter=1",
+        ),
+    ],
+    # PPO's defaults (2 env runners, 4,000 steps an iteration, 30 epochs) on the custom env:
+    # the runners stay, the iteration is shorter.
+    ("RLlib's getting started and example scripts", "class EchoEnv("): [
+        (
+            ".environment(EchoEnv).build_algo()",
+            ".environment(EchoEnv).training(train_batch_size=400, num_sgd_iter=2).build_algo()",
+        ),
+    ],
 }
 
 #: Blocks that are a module of the user's own package (at this path): written to a temporary
@@ -363,12 +379,28 @@ _RAY_WORKERS = re.compile(
 )
 
 
+_NO_WORKERS = re.compile(r"(?<![\w.])(num_workers|num_env_runners|num_rollout_workers)=0")
+_CONFIG_CLASS = re.compile(r"\b(\w+Config)\(\)")
+
+
+def _default_workers(text: str) -> bool:
+    """Whether a config class the block makes has remote workers by default (PPO's 2, as in
+    RLlib) and the block does not set their count to 0."""
+    import rlconf
+
+    if _NO_WORKERS.search(text):
+        return False
+    classes = [getattr(rlconf, name, None) for name in _CONFIG_CLASS.findall(text)]
+    return any(cls is not None and cls().to_dict().get("num_workers", 0) > 0 for cls in classes)
+
+
 def starts_ray(block: Block) -> bool:
     """Whether ``block`` starts Ray actors or Tune trials: it runs in the slow tier
     (``-m slow``); the other blocks run in one process, in the fast tier."""
     text = block.text
     return bool(_STARTS_RAY.search(text)) or (
-        (".build()" in text or ".build_algo()" in text) and bool(_RAY_WORKERS.search(text))
+        (".build()" in text or ".build_algo()" in text)
+        and (bool(_RAY_WORKERS.search(text)) or _default_workers(text))
     )
 
 

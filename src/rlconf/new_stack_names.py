@@ -99,8 +99,6 @@ NEW_STACK_REFUSED: dict[str, str] = {
     "env_runner_cls": "rlconf's rollout workers are its own EnvRunner and MultiAgentRunner",
     "create_local_env_runner": "the driver always keeps a local rollout worker (it samples "
     "when num_env_runners is 0)",
-    "gym_env_vectorize_mode": "a worker steps its num_envs_per_env_runner sub-envs in lockstep "
-    "in its own process (gymnasium's SYNC mode)",
     "validate_env_runners_after_construction": "every rollout worker is checked as it starts; "
     "a worker that fails to start stops the build",
     "sample_timeout_s": "sample() calls are waited for until they return; failed workers are "

@@ -23,6 +23,7 @@ from rlconf.field_types import (
 )
 from rlconf.fluent import SelfConfig, fluent
 from rlconf.model_config import MODEL_DEFAULTS
+from rlconf.sections.rollouts import VectorizeModeName
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -54,6 +55,7 @@ class PGConfigFluent(_PGConfigParent):
         horizon: PosInt | None = None,
         soft_horizon: bool = False,
         no_done_at_end: bool = False,
+        gym_env_vectorize_mode: VectorizeModeName = "sync",
         remote_worker_envs: bool = False,
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
@@ -81,6 +83,12 @@ class PGConfigFluent(_PGConfigParent):
             horizon: Force an episode end after this many steps. Default: None.
             soft_horizon: At the horizon, end the episode without resetting the env. Default: False.
             no_done_at_end: Do not mark the last step of an episode as done. Default: False.
+            gym_env_vectorize_mode: How a worker steps its num_envs_per_worker sub-envs (gymnasium's
+                VectorizeMode, any letter case): 'sync', one after the other in its process;
+                'vector_entry_point', an Atari id's sub-envs as one ale_py AtariVectorEnv that steps
+                them together in C++ threads with the DeepMind preprocessing (training workers;
+                evaluation workers step theirs one by one), refused for other envs; 'async' (a
+                process per sub-env) is refused at build: use num_workers. Default: "sync".
             remote_worker_envs: Run each sub-env in its own actor process; not available, True is
                 refused at build. Default: False.
             remote_env_batch_wait_ms: How long to wait for remote sub-envs when polling; only
@@ -162,6 +170,7 @@ class PGConfigFluent(_PGConfigParent):
         batch_mode: Literal["truncate_episodes", "complete_episodes"] = "truncate_episodes",
         explore: bool = True,
         exploration_config: ExplorationConfig = {"type": "StochasticSampling"},  # noqa: B006
+        gym_env_vectorize_mode: VectorizeModeName = "sync",
         remote_worker_envs: bool = False,
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
@@ -199,6 +208,13 @@ class PGConfigFluent(_PGConfigParent):
                 switch. Default: True.
             exploration_config: As in exploration() (one setting): {'type': built-in name, import
                 path or class, **constructor args}. Default: {"type": "StochasticSampling"}.
+            gym_env_vectorize_mode: As in rollouts() (one setting): How a worker steps its
+                num_envs_per_worker sub-envs (gymnasium's VectorizeMode, any letter case): 'sync',
+                one after the other in its process; 'vector_entry_point', an Atari id's sub-envs as
+                one ale_py AtariVectorEnv that steps them together in C++ threads with the DeepMind
+                preprocessing (training workers; evaluation workers step theirs one by one), refused
+                for other envs; 'async' (a process per sub-env) is refused at build: use
+                num_workers. Default: "sync".
             remote_worker_envs: As in rollouts() (one setting): Run each sub-env in its own actor
                 process; not available, True is refused at build. Default: False.
             remote_env_batch_wait_ms: As in rollouts() (one setting): How long to wait for remote

@@ -26,6 +26,7 @@ from rlconf.field_types import (
 from rlconf.fluent import NOT_SET, SelfConfig, fluent
 from rlconf.model_config import MODEL_DEFAULTS, Activation
 from rlconf.replay_buffer_config import ReplayBufferConfig
+from rlconf.sections.rollouts import VectorizeModeName
 
 if TYPE_CHECKING:
     from rlconf.algorithms.ddpg import DDPGConfig
@@ -173,6 +174,7 @@ class TD3ConfigFluent(_TD3ConfigParent):
         batch_mode: Literal["truncate_episodes", "complete_episodes"] = "truncate_episodes",
         explore: bool = True,
         exploration_config: ExplorationConfig = TD3_EXPLORATION_DEFAULTS,
+        gym_env_vectorize_mode: VectorizeModeName = "sync",
         remote_worker_envs: bool = False,
         remote_env_batch_wait_ms: NonNegFloat = 0.0,
         preprocessor_pref: Literal["deepmind", "rllib"] | None = "deepmind",
@@ -209,6 +211,13 @@ class TD3ConfigFluent(_TD3ConfigParent):
                 switch. Default: True.
             exploration_config: As in exploration() (one setting): {'type': built-in name, import
                 path or class, **constructor args}. Default: TD3_EXPLORATION_DEFAULTS.
+            gym_env_vectorize_mode: As in rollouts() (one setting): How a worker steps its
+                num_envs_per_worker sub-envs (gymnasium's VectorizeMode, any letter case): 'sync',
+                one after the other in its process; 'vector_entry_point', an Atari id's sub-envs as
+                one ale_py AtariVectorEnv that steps them together in C++ threads with the DeepMind
+                preprocessing (training workers; evaluation workers step theirs one by one), refused
+                for other envs; 'async' (a process per sub-env) is refused at build: use
+                num_workers. Default: "sync".
             remote_worker_envs: As in rollouts() (one setting): Run each sub-env in its own actor
                 process; not available, True is refused at build. Default: False.
             remote_env_batch_wait_ms: As in rollouts() (one setting): How long to wait for remote

@@ -32,6 +32,7 @@ ENV_RUNNERS = Section(
         "batch_mode",
         "explore",
         "exploration_config",
+        "gym_env_vectorize_mode",
         "remote_worker_envs",
         "remote_env_batch_wait_ms",
         "preprocessor_pref",

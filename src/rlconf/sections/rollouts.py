@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 from typing_extensions import TypedDict
 
 from rlconf.field_types import CallableValue, NonNegFloat, NonNegInt, PosInt
 from rlconf.section import Section
+
+#: gymnasium's ``VectorizeMode`` values (RLlib writes them in capitals too).
+VectorizeModeName: TypeAlias = Literal[
+    "sync", "vector_entry_point", "async", "SYNC", "VECTOR_ENTRY_POINT", "ASYNC"
+]
+
+
+def _vectorize_mode(value: Any) -> Any:
+    """gymnasium's ``VectorizeMode`` members and any letter case of their names or values
+    (RLlib takes ``"SYNC"`` as well as ``gym.VectorizeMode.SYNC``) as the value."""
+    value = getattr(value, "value", value)
+    return value.lower() if isinstance(value, str) else value
 
 
 class RolloutsArgs(TypedDict, total=False):
@@ -41,6 +53,18 @@ class RolloutsArgs(TypedDict, total=False):
     ]
     no_done_at_end: Annotated[
         bool, Field(description="Do not mark the last step of an episode as done.")
+    ]
+    gym_env_vectorize_mode: Annotated[
+        VectorizeModeName,
+        BeforeValidator(_vectorize_mode),
+        Field(
+            description="How a worker steps its num_envs_per_worker sub-envs (gymnasium's "
+            "VectorizeMode, any letter case): 'sync', one after the other in its process; "
+            "'vector_entry_point', an Atari id's sub-envs as one ale_py AtariVectorEnv that "
+            "steps them together in C++ threads with the DeepMind preprocessing (training "
+            "workers; evaluation workers step theirs one by one), refused for other envs; "
+            "'async' (a process per sub-env) is refused at build: use num_workers."
+        ),
     ]
     remote_worker_envs: Annotated[
         bool,
@@ -135,6 +159,7 @@ ROLLOUTS = Section(
         "horizon": None,
         "soft_horizon": False,
         "no_done_at_end": False,
+        "gym_env_vectorize_mode": "sync",
         "remote_worker_envs": False,
         "remote_env_batch_wait_ms": 0.0,
         "preprocessor_pref": "deepmind",

@@ -26,6 +26,7 @@ from runtime.core.policy import PolicyBuilder
 from runtime.core.policy_map import PolicyMap
 from runtime.core.sample_batch import SampleBatch
 from runtime.core.settings import settings_of
+from runtime.env.ale_vector import vector_sub_envs
 from runtime.env.env_context import EnvContext
 from runtime.env.env_registry import EnvCreator
 from runtime.env.env_runner import EnvRunner
@@ -139,7 +140,10 @@ class RolloutWorker(WorkerPolicies):
         #: Sub-envs made again after they failed (restart_failed_sub_environments).
         self.num_sub_env_restarts = 0
         self.envs: list[Any] = []
-        if env_creator is not None:
+        batched = vector_sub_envs(self, config) if env_creator is not None else None
+        if batched is not None:
+            self.envs = list(batched)
+        elif env_creator is not None:
             for index in range(int(settings.num_envs_per_worker)):
                 self.envs.append(self._make_sub_env(index))
                 if isinstance(self.envs[0], ExternalEnv):

@@ -45,6 +45,7 @@ from runtime.env.sub_env_memory import SubEnvMemory
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
+    from runtime.env.ale_vector import AleVectorBatch
     from runtime.env.rollout_worker import RolloutWorker
 
 Array = npt.NDArray[Any]
@@ -104,6 +105,11 @@ class StepLoop(EpisodeRunner):
         exploration = type(policy.exploration)
         self._exploration_starts = exploration.on_episode_start is not Exploration.on_episode_start
         self._exploration_ends = exploration.on_episode_end is not Exploration.on_episode_end
+        #: ``gym_env_vectorize_mode='vector_entry_point'``: the sub-envs' one ale-py vector
+        #: env, stepped with one call (None: each sub-env is stepped on its own).
+        self._batch: AleVectorBatch | None = (
+            getattr(envs[0], "vector_batch", None) if envs else None
+        )
         self.obs: Array | None = None
         self.eps_ids = np.zeros(self.num_envs, dtype=np.int64)
         self.ep_len = np.zeros(self.num_envs, dtype=np.int64)
@@ -158,14 +164,20 @@ class StepLoop(EpisodeRunner):
         raw: list[Any] = [None] * n
         faulty: list[int] | None = None
         t2 = time.perf_counter()
-        try:
-            for j, env in enumerate(envs):
-                raw[j], rewards[j], terms[j], truncs[j], infos[j] = env.step(env_actions[j])
-        except Exception as error:
-            # (The try costs the loop nothing while no sub-env raises.)
-            faulty = self._step_after_failure(
-                envs, env_ids, env_actions, j, error, raw, rewards, terms, truncs, infos
-            )
+        if self._batch is not None:
+            # Evaluation workers, which step some sub-envs and not others, are never batched.
+            assert idx is None, "a vector env steps all of its sub-envs"
+            frames, rewards, terms, truncs, infos = self._batch.step(env_actions)
+            raw = list(frames)
+        else:
+            try:
+                for j, env in enumerate(envs):
+                    raw[j], rewards[j], terms[j], truncs[j], infos[j] = env.step(env_actions[j])
+            except Exception as error:
+                # (The try costs the loop nothing while no sub-env raises.)
+                faulty = self._step_after_failure(
+                    envs, env_ids, env_actions, j, error, raw, rewards, terms, truncs, infos
+                )
         t3 = time.perf_counter()
         if memory is not None:
             memory.advance(idx, state_out, actions, rewards)

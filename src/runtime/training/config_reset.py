@@ -16,6 +16,7 @@ from rlconf.algorithm_config import AlgorithmConfig
 from runtime.cluster.driver_environment import set_driver_environs
 from runtime.core.exploration import check_exploration
 from runtime.core.logs import configure_logs
+from runtime.env.ale_vector import check_vectorize_mode
 from runtime.results.result_logger import ResultLogger
 from runtime.training.config_resolution import ConfigInput, resolve_config, split_tune_keys
 from runtime.training.memory_models import refuse_memory_models
@@ -43,6 +44,7 @@ def accepted_config(
     # First: the notes below (and everything the build logs) follow the config's log_level.
     configure_logs(resolved, algorithm_class.__name__)
     refuse_unsupported(resolved, algorithm_class.__name__)
+    check_vectorize_mode(resolved, algorithm_class.__name__)
     resolved.check_input_paths()
     refuse_memory_models(resolved, algorithm_class)
     note_oversized_sample(resolved, algorithm_class.__name__)
