@@ -56,3 +56,20 @@ def keyword_filtered(hook: _Hook) -> _Hook:
 def call_hook(callbacks: Any, name: str, **kwargs: Any) -> Any:
     """``callbacks.<name>(**kwargs)``, each keyword passed where the hook takes it."""
     return keyword_filtered(getattr(callbacks, name))(**kwargs)
+
+
+#: Keywords only RLlib's new API stack passes to episode hooks, and only 2.x's.
+_NEW_STACK_KEYWORDS = frozenset({"env_runner", "metrics_logger", "rl_module"})
+_OLD_KEYWORDS = frozenset({"worker", "base_env", "policies"})
+
+
+def may_read_history(hook: _Hook) -> bool:
+    """Whether ``hook`` may read an episode's whole history (the new stack's getters): it
+    names a keyword only the new stack passes, or none of 2.x's (``**kwargs`` alone, a
+    wrapper of other functions, an unreadable signature)."""
+    target = getattr(hook, "__func__", hook)
+    try:
+        names = set(inspect.signature(target).parameters)
+    except (TypeError, ValueError):
+        return True
+    return bool(names & _NEW_STACK_KEYWORDS) or not (names & _OLD_KEYWORDS)

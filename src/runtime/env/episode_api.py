@@ -44,6 +44,8 @@ class NewStackEpisode:
     episode_id: int
     user_data: dict[str, Any]
     _records: dict[Any, AgentRecord]
+    #: Whether the records keep every observation and info (``AgentRecord``).
+    _keeps_observations: bool = True
     #: A multi-agent episode's done flags (``__all__``, or the horizon); a single-agent
     #: episode's are its agent's.
     _all_terminated: bool
@@ -178,7 +180,7 @@ class NewStackEpisode:
     def _record_of(self, agent_id: Any) -> AgentRecord:
         record = self._records.get(agent_id)
         if record is None:
-            record = self._records[agent_id] = AgentRecord()
+            record = self._records[agent_id] = AgentRecord(self._keeps_observations)
         return record
 
     def _single(self, getter: str, agent_ids: Any) -> None:

@@ -7,7 +7,11 @@ rewards the env gave the agent from that action until its next one, summed (thos
 first action are kept apart: ``hanging``). Each observation and action also keeps its env step
 (``obs_t``, ``act_t``: 0 is the reset), so a multi-agent episode can be read on the env's
 timeline too (``env_steps=True``). The runners record only while some hook receives episodes
-(``EpisodeRunner._track_steps``); otherwise a record holds the reset's observation alone.
+(``EpisodeRunner._track_steps``); otherwise a record holds the reset's observation alone. The
+observations and infos themselves are kept only where some hook may read them through the
+getters (``keeps_observations``: hooks written for the new API stack,
+``hook_calls.may_read_history``); a 2.x hook sees the last ones through the episode's own
+accessors, and an Atari episode's frames are not held for it.
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ class AgentRecord:
         "extra",
         "hanging",
         "infos",
+        "keeps_observations",
         "obs_t",
         "observations",
         "rewards",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, keeps_observations: bool = True) -> None:
+        self.keeps_observations = keeps_observations
         self.observations: list[Any] = []
         self.obs_t: list[int] = []
         self.infos: list[Any] = []
@@ -44,8 +50,9 @@ class AgentRecord:
         self.hanging = 0.0
 
     def observe(self, obs: Any, info: Any, env_t: int) -> None:
-        self.observations.append(obs)
-        self.infos.append(info if isinstance(info, dict) else {})
+        if self.keeps_observations:
+            self.observations.append(obs)
+            self.infos.append(info if isinstance(info, dict) else {})
         self.obs_t.append(env_t)
 
     def act(self, action: Any, extra: dict[str, Any]) -> None:
@@ -63,6 +70,14 @@ class AgentRecord:
 
     def column(self, name: str) -> tuple[list[Any], list[int]]:
         """One kind of data and the env steps it belongs to."""
+        if name in ("observations", "infos") and not self.keeps_observations:
+            raise RuntimeError(
+                f"get_{name}(): the episode's {name} are kept for callbacks written for RLlib's "
+                "new API stack (a hook that takes env_runner, metrics_logger or rl_module, or "
+                "only **kwargs); this worker's episode hooks name RLlib 2.x's keywords "
+                "(worker, base_env, policies), so only the last one is kept: "
+                f"episode.last_{'observation' if name == 'observations' else 'info'}_for()"
+            )
         if name == "observations":
             return self.observations, self.obs_t
         if name == "infos":

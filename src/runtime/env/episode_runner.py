@@ -24,7 +24,7 @@ from runtime.core.settings import settings_of
 from runtime.env.episode import Episode, EpisodeMetrics, MappingFn, faulty_episode
 from runtime.env.runner_metrics import RunnerMetrics
 from runtime.env.sub_env_restarts import SubEnvRestarts
-from runtime.hook_calls import keyword_filtered
+from runtime.hook_calls import keyword_filtered, may_read_history
 
 if TYPE_CHECKING:
     from rlconf.algorithm_config import AlgorithmConfig
@@ -96,6 +96,13 @@ class EpisodeRunner(RunnerMetrics):
         self._track_steps = bool(self._overridden) or overrides(
             callbacks, "on_postprocess_trajectory"
         )
+        #: Whether the episodes keep every observation (some hook may read them through the
+        #: new stack's getters), or only the last (hooks written for RLlib 2.x).
+        self._keeps_observations = any(
+            may_read_history(getattr(callbacks, hook))
+            for hook in (*self._overridden, "on_postprocess_trajectory")
+            if hook in self._overridden or overrides(callbacks, hook)
+        )
         self._next_episode = 0
         self.episodes: list[Episode] = []
         #: The episodes of this fragment by id (for ``on_postprocess_trajectory``).
@@ -154,6 +161,7 @@ class EpisodeRunner(RunnerMetrics):
         episode = Episode(
             episode_id, index, self.worker.worker_index, self._mapping_fn(), self.worker
         )
+        episode._keeps_observations = self._keeps_observations
         self._recent[episode_id] = episode
         self._hook("on_episode_created", env_index=index, episode=episode)
         return episode
