@@ -269,7 +269,7 @@ class AleVectorBatch:
             final = _channels_last(info["final_obs"])
             for j in ended.tolist():
                 self._started[j] = (frames[j].copy(), infos[j])
-            frames = frames.copy()
+            # ale-py returns a new array each step: its rows can take the final frames.
             frames[ended] = final[ended]
         return (
             frames,

@@ -139,11 +139,9 @@ class RolloutWorker(WorkerPolicies):
         self._video_dir = video_dir
         #: Sub-envs made again after they failed (restart_failed_sub_environments).
         self.num_sub_env_restarts = 0
-        self.envs: list[Any] = []
         batched = vector_sub_envs(self, config) if env_creator is not None else None
-        if batched is not None:
-            self.envs = list(batched)
-        elif env_creator is not None:
+        self.envs: list[Any] = list(batched or [])
+        if env_creator is not None and batched is None:
             for index in range(int(settings.num_envs_per_worker)):
                 self.envs.append(self._make_sub_env(index))
                 if isinstance(self.envs[0], ExternalEnv):

@@ -105,11 +105,8 @@ class StepLoop(EpisodeRunner):
         exploration = type(policy.exploration)
         self._exploration_starts = exploration.on_episode_start is not Exploration.on_episode_start
         self._exploration_ends = exploration.on_episode_end is not Exploration.on_episode_end
-        #: ``gym_env_vectorize_mode='vector_entry_point'``: the sub-envs' one ale-py vector
-        #: env, stepped with one call (None: each sub-env is stepped on its own).
-        self._batch: AleVectorBatch | None = (
-            getattr(envs[0], "vector_batch", None) if envs else None
-        )
+        #: The sub-envs' one ale-py vector env (``vector_entry_point``), else None.
+        self._batch: AleVectorBatch | None = getattr(envs[0], "vector_batch", None)
         self.obs: Array | None = None
         self.eps_ids = np.zeros(self.num_envs, dtype=np.int64)
         self.ep_len = np.zeros(self.num_envs, dtype=np.int64)
