@@ -15,6 +15,8 @@ from runtime import WorkerSet
 from runtime.results.metrics import summarize_episodes
 
 ITERATIONS = int(os.environ.get("RLCONF_EXAMPLE_ITERATIONS", 5))
+#: Env steps per training iteration (the test suite runs the examples on fewer).
+STEPS = int(os.environ.get("RLCONF_EXAMPLE_STEPS", 2000))
 
 
 def evaluate_while_training(
@@ -38,7 +40,7 @@ config = (
     PPOConfig()
     .environment("CartPole-v1")
     .rollouts(num_workers=0, num_envs_per_worker=4)
-    .training(train_batch_size=2000, sgd_minibatch_size=250)
+    .training(train_batch_size=STEPS, sgd_minibatch_size=250)
     .resources(num_cpus_for_driver=0, num_cpus_per_worker=0.5)
     .evaluation(
         evaluation_interval=1,

@@ -12,12 +12,14 @@ import os
 from rlconf import PPOConfig
 
 ITERATIONS = int(os.environ.get("RLCONF_EXAMPLE_ITERATIONS", 10))
+#: Env steps per training iteration (the test suite runs the examples on fewer).
+STEPS = int(os.environ.get("RLCONF_EXAMPLE_STEPS", 4000))
 
 config = (
     PPOConfig()
     .environment("CartPole-v1")
     .rollouts(num_workers=2, num_envs_per_worker=8)
-    .training(lr=3e-4, gamma=0.99, train_batch_size=4000, clip_param=0.2)
+    .training(lr=3e-4, gamma=0.99, train_batch_size=STEPS, clip_param=0.2)
     .resources(num_cpus_for_driver=0)  # the driver is this process; its CPU is already here
     .evaluation(
         evaluation_interval=1,

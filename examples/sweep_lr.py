@@ -73,19 +73,22 @@ def plain_sweep(iterations: int) -> dict[float, float]:
     return returns
 
 
-def main() -> None:
-    default = os.environ.get("RLCONF_EXAMPLE_ITERATIONS", "10")
-    iterations = int(sys.argv[1] if len(sys.argv) > 1 else default)
-    with tempfile.TemporaryDirectory() as storage:
-        for result in tune_sweep(iterations, storage):
-            print(
-                f"tune  lr={result.config['lr']:<7g} "
-                f"return={result.metrics['episode_reward_mean']:6.1f} "
-                f"eval={result.metrics['evaluation']['episode_reward_mean']:6.1f}"
-            )
-    for lr, eval_return in plain_sweep(iterations).items():
+def main(iterations: int, storage_path: str) -> tuple[Any, dict[float, float]]:
+    """Both sweeps, printed; returns Tune's ResultGrid and the plain loop's returns."""
+    results = tune_sweep(iterations, storage_path)
+    for result in results:
+        print(
+            f"tune  lr={result.config['lr']:<7g} "
+            f"return={result.metrics['episode_reward_mean']:6.1f} "
+            f"eval={result.metrics['evaluation']['episode_reward_mean']:6.1f}"
+        )
+    returns = plain_sweep(iterations)
+    for lr, eval_return in returns.items():
         print(f"plain lr={lr:<7g} eval={eval_return:6.1f}")
+    return results, returns
 
 
 if __name__ == "__main__":
-    main()
+    default = os.environ.get("RLCONF_EXAMPLE_ITERATIONS", "10")
+    with tempfile.TemporaryDirectory() as storage:
+        main(int(sys.argv[1] if len(sys.argv) > 1 else default), storage)

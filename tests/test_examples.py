@@ -31,6 +31,14 @@ FAST = {
 #: policy has finished an episode.
 ARGS: dict[str, list[str]] = {"multi_agent_cartpole": ["--target", "0"]}
 
+#: Examples whose functions another test module runs, with its own Ray session, as their
+#: ``main`` runs them (only the ``ray.init`` or the temporary folder of ``main`` aside): their
+#: script is not started again as a process here (a Ray session and its workers of its own).
+DRIVEN_BY = {
+    "fractional_gpus": ("tests/test_gpu_sharing.py", "fractional_gpus.train_four("),
+    "sweep_lr": ("tests/test_tune.py", "sweep_lr.main("),
+}
+
 
 def test_the_examples_the_readme_promises_are_there() -> None:
     names = {p.stem for p in EXAMPLES}
@@ -50,10 +58,22 @@ def test_the_examples_the_readme_promises_are_there() -> None:
     }
 
 
+@pytest.mark.parametrize("stem", sorted(DRIVEN_BY))
+def test_an_example_left_out_here_is_run_by_its_test_module(stem: str) -> None:
+    module, call = DRIVEN_BY[stem]
+    root = Path(__file__).resolve().parents[1]
+    assert (root / "examples" / f"{stem}.py").exists()
+    text = (root / module).read_text()
+    assert f"import {stem}\n" in text and call in text, f"{module} no longer runs {stem}"
+
+
+RUN_HERE = [p for p in EXAMPLES if p.stem not in DRIVEN_BY]
+
+
 @pytest.mark.parametrize(
     "path",
-    [pytest.param(p, marks=() if p.stem in FAST else pytest.mark.slow) for p in EXAMPLES],
-    ids=[p.stem for p in EXAMPLES],
+    [pytest.param(p, marks=() if p.stem in FAST else pytest.mark.slow) for p in RUN_HERE],
+    ids=[p.stem for p in RUN_HERE],
 )
 def test_example_runs(path: Path, tmp_path: Path) -> None:
     env = {

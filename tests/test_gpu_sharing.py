@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +14,11 @@ import ray
 from rlconf import ConfigError, PPOConfig
 from runtime.algorithm import Algorithm
 from runtime.cluster.placement import ResourceError
-from tests.ray_session import local_ray
+from tests.ray_session import ROOT, local_ray
+
+sys.path.insert(0, str(Path(ROOT) / "examples"))
+
+import fractional_gpus
 
 #: The slow tier (`python -m pytest -m slow`): Ray sessions with remote actors, clusters and Tune.
 pytestmark = pytest.mark.slow
@@ -39,22 +45,29 @@ def _worker_view(worker: Any) -> tuple[list[Any], str]:
     return list(ray.get_gpu_ids()), str(worker.get_policy().device)
 
 
-def test_four_algorithms_share_one_gpu_and_a_fifth_waits() -> None:
+def test_the_example_shares_one_gpu_among_four_algorithms_and_a_fifth_waits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # examples/fractional_gpus.py's own functions (its main adds ray.init and the stops); the
+    # script is not run again as a process by tests/test_examples.py.
     algorithms: list[Algorithm] = []
     try:
-        for _ in range(4):
-            algorithms.append(_quarter_gpu_config().build())
+        algorithms = fractional_gpus.train_four(iterations=1)
+        assert len(algorithms) == 4
         assert _free_gpu() == pytest.approx(0.0)
         for algo in algorithms:
-            assert algo.train()["timesteps_total"] == 50
+            assert algo.iteration == 1
             # The worker got the GPU's share; torch sees no CUDA, so it infers on CPU.
             assert algo.workers.foreach_worker(_worker_view, local=False) == [([0], "cpu")]
         with pytest.raises(ResourceError, match=r"waited 1 s.*GPU: 0\.25"):
-            _quarter_gpu_config().resources(placement_timeout_s=1).build()
+            fractional_gpus.quarter_gpu_config().resources(placement_timeout_s=1).build()
     finally:
         for algo in algorithms:
             algo.stop()
     assert _eventually_free_gpu() == pytest.approx(1.0)
+    out = capsys.readouterr().out
+    assert "free GPU with four algorithms running: 0.0" in out
+    assert out.count("mean returns:") == 1
 
 
 def _free_gpu() -> float:

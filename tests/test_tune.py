@@ -32,8 +32,12 @@ def ray_session() -> Iterator[None]:
         yield
 
 
-def test_a_three_trial_lr_grid_reports_evaluation_and_checkpoints(tmp_path: Path) -> None:
-    results = sweep_lr.tune_sweep(iterations=2, storage_path=str(tmp_path))
+def test_the_example_sweeps_a_three_trial_lr_grid_with_tune_and_with_a_plain_loop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # examples/sweep_lr.py as its script runs it, on 2 iterations (tests/test_examples.py does
+    # not start it again as a process).
+    results, returns = sweep_lr.main(iterations=2, storage_path=str(tmp_path))
     assert not results.errors
     assert sorted(r.config["lr"] for r in results) == sorted(sweep_lr.LEARNING_RATES)
     for result in results:
@@ -51,6 +55,12 @@ def test_a_three_trial_lr_grid_reports_evaluation_and_checkpoints(tmp_path: Path
             assert restored.config["lr"] == result.config["lr"]
         finally:
             restored.stop()
+    # The plain loop: one validated config per learning rate, built and trained without Tune.
+    assert list(returns) == sweep_lr.LEARNING_RATES
+    assert all(r > 0 for r in returns.values())
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("tune  lr=") for line in lines) == 3
+    assert sum(line.startswith("plain lr=") for line in lines) == 3
 
 
 def test_tuner_with_the_class_a_config_object_and_a_reward_stop(tmp_path: Path) -> None:
@@ -85,20 +95,14 @@ def test_tuner_with_the_class_a_config_object_and_a_reward_stop(tmp_path: Path) 
     assert placement["workers"] == [placement["driver"]]
 
 
-def test_plain_sweep_loop_without_tune() -> None:
-    returns = sweep_lr.plain_sweep(iterations=1)
-    assert list(returns) == sweep_lr.LEARNING_RATES
-    assert all(r > 0 for r in returns.values())
-
-
 def test_algorithm_names_are_registered_again_in_a_new_ray_session() -> None:
     from ray.tune.registry import get_trainable_cls
 
     ray.shutdown()  # the fixture's session; a new one takes its place (and is shut down by it)
-    with local_ray():
-        assert get_trainable_cls("PPO") is PPO  # type: ignore[no-untyped-call]
     ray.init(
+        address="local",
         num_cpus=2,
         include_dashboard=False,
         logging_level=logging.ERROR,
     )
+    assert get_trainable_cls("PPO") is PPO  # type: ignore[no-untyped-call]
