@@ -165,3 +165,46 @@ def test_the_cli_refuses_sweep_flags_for_a_single_run(capsys: pytest.CaptureFixt
     code = main(["train", "--run", "PPO", "--env", "CartPole-v1", "--metric", "episode_len_mean"])
     assert code == 2
     assert "--metric" in capsys.readouterr().err
+
+
+def test_a_sweeps_trials_each_log_a_run_to_mlflow_and_to_wandb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("mlflow")
+    pytest.importorskip("wandb")
+    from mlflow.tracking import MlflowClient
+
+    from tests.wandb_records import history, offline_runs
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    grid = _small().training(lr=sweep.grid_search([1e-3, 1e-4]))
+    tracked = grid.debugging(
+        logger_config={"type": "mlflow", "tracking_uri": uri, "experiment_name": "grid"}
+    )
+    summary = sweep.run(
+        tracked, stop={"training_iteration": 2}, local_dir=tmp_path, name="ml", progress=False
+    )
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("grid")
+    assert experiment is not None
+    runs = client.search_runs([experiment.experiment_id])
+    assert sorted(float(r.data.params["lr"]) for r in runs) == [1e-4, 1e-3]
+    for run in runs:
+        history_of = client.get_metric_history(run.info.run_id, "episode_reward_mean")
+        assert len(history_of) == 2
+        assert "info/learner/default_policy/learner_stats/total_loss" in run.data.metrics
+    assert len(summary.trials) == 2
+
+    # W&B, offline: one run per trial under the trial's folder, a row per iteration.
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    one = _small().debugging(logger_config={"type": "wandb", "project": "p", "mode": "offline"})
+    sweep.run([one], stop={"training_iteration": 2}, local_dir=tmp_path, name="wb", progress=False)
+    (run_file,) = offline_runs(tmp_path / "wb")
+    rows = history(run_file)
+    assert [int(r["training_iteration"]) for r in rows] == [1, 2]
+    assert all("episode_reward_mean" in r for r in rows)
+
+    # A run name would name every trial's run the same.
+    named = one.debugging(logger_config={"type": "wandb", "name": "same", "mode": "offline"})
+    with pytest.raises(ConfigError, match=r"logger_config\.name.*every trial's run"):
+        sweep.run([named], stop={"training_iteration": 1}, local_dir=tmp_path, progress=False)

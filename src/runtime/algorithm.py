@@ -302,6 +302,8 @@ class Algorithm(
         self._observe_checkpoint_score(result)  # after the callbacks: they may add the key
         if self._storage is None:
             self._open_results().on_result(result)
+        else:
+            self.log_to_trial_tracker(result)
 
     def training_step(self) -> dict[str, Any]:
         """One training step, composed of the stages in ``runtime.training.stages``; returns
@@ -356,6 +358,7 @@ class Algorithm(
         result_logger = getattr(self, "_result_logger", None)
         if result_logger is not None:
             result_logger.close()
+        self._close_trial_tracker()
 
     def __repr__(self) -> str:
         settings = getattr(self, "settings", None)

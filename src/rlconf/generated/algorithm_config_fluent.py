@@ -503,7 +503,8 @@ class AlgorithmConfigFluent:
             fake_sampler: Each rollout worker samples once and returns that batch on every later
                 sample() call (to measure learning speed without env cost). Default: False.
             seed: Seed for torch, numpy, envs; offset per worker. Default: None.
-            logger_config: Settings for the result loggers. Default: None.
+            logger_config: Where the results go (logdir, local_dir) and an experiment tracker beside
+                them: type 'wandb' or 'mlflow' with their keys. Default: None.
         """
         return self._set("debugging", locals())
 

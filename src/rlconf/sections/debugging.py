@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 from typing_extensions import TypedDict
 
 from rlconf.field_types import JsonDict, NonNegInt
+from rlconf.logger_config import check_logger_config
 from rlconf.section import Section
 
 
@@ -29,7 +30,14 @@ class DebuggingArgs(TypedDict, total=False):
     seed: Annotated[
         NonNegInt | None, Field(description="Seed for torch, numpy, envs; offset per worker.")
     ]
-    logger_config: Annotated[JsonDict | None, Field(description="Settings for the result loggers.")]
+    logger_config: Annotated[
+        JsonDict | None,
+        AfterValidator(check_logger_config),
+        Field(
+            description="Where the results go (logdir, local_dir) and an experiment tracker "
+            "beside them: type 'wandb' or 'mlflow' with their keys."
+        ),
+    ]
 
 
 DEBUGGING = Section(

@@ -24,6 +24,7 @@ from typing import Any
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
 from runtime.results.tensorboard_events import EventFile
+from runtime.results.trackers import open_tracker
 
 #: Parent folder of the results directories unless the config or the CLI says otherwise.
 RESULTS_ROOT_ENV = "RLCONF_RESULTS_DIR"
@@ -117,6 +118,13 @@ def scalars(result: Mapping[str, Any]) -> dict[str, float]:
     return _numbers(flatten(_jsonable({k: v for k, v in result.items() if k != "config"})))
 
 
+def progress_columns(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A result as its ``progress.csv`` row: every leaf but lists, by its flattened key (the
+    ``config`` left out)."""
+    row = _jsonable({k: v for k, v in result.items() if k != "config"})
+    return {k: v for k, v in flatten(row) if not isinstance(v, list)}
+
+
 def result_step(result: Mapping[str, Any]) -> int:
     """Where a result is plotted on TensorBoard's x axis: its env steps, else its iteration."""
     return int(result.get("timesteps_total") or result.get("training_iteration") or 0)
@@ -125,12 +133,20 @@ def result_step(result: Mapping[str, Any]) -> int:
 class ResultLogger:
     """Writes one run's results directory as the run goes."""
 
-    def __init__(self, logdir: str | os.PathLike[str], config: AlgorithmConfig) -> None:
+    def __init__(
+        self,
+        logdir: str | os.PathLike[str],
+        config: AlgorithmConfig,
+        logger_config: Mapping[str, Any] | None = None,
+    ) -> None:
         self.logdir = Path(logdir)
         self.logdir.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.logdir / "params.json", params_json(config))
+        params = params_json(config)
+        write_text_atomic(self.logdir / "params.json", params)
         self._columns: list[str] = []
         self._events = EventFile(self.logdir)
+        # The experiment tracker logger_config asks for (W&B, MLflow), given every row.
+        self._tracker = open_tracker(logger_config, self.logdir, json.loads(params))
 
     def on_result(self, result: Mapping[str, Any]) -> None:
         # Tune adds the config object to every result; params.json already holds it.
@@ -139,7 +155,10 @@ class ResultLogger:
         with open(self.logdir / "result.json", "a", encoding="utf-8") as out:
             out.write(json.dumps(row, allow_nan=False) + "\n")
         leaves = list(flatten(row))
-        self._append_csv({k: v for k, v in leaves if not isinstance(v, list)})
+        columns = {k: v for k, v in leaves if not isinstance(v, list)}
+        self._append_csv(columns)
+        if self._tracker is not None:
+            self._tracker.log(columns, int(result.get("training_iteration") or 0))
         # scalars(result), from the leaves converted once already.
         self._events.write(_numbers(leaves), result_step(result))
 
@@ -166,6 +185,9 @@ class ResultLogger:
 
     def close(self) -> None:
         self._events.close()
+        if self._tracker is not None:
+            tracker, self._tracker = self._tracker, None
+            tracker.close()
 
 
 def write_text_atomic(path: Path, text: str) -> None:

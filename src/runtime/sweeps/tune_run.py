@@ -37,6 +37,7 @@ from runtime.core.settings import settings_of
 from runtime.results.result_logger import results_root
 from runtime.sweeps.checkpoint_names import checkpoint_folders, name_by_iteration
 from runtime.sweeps.tensorboard_logger import TrialEvents
+from runtime.sweeps.tracker_callbacks import tracker_callbacks
 from runtime.sweeps.trial_resources import (
     local_sweep_cpus,
     refuse_unplaceable_trials,
@@ -115,7 +116,7 @@ def _run(plan: SweepPlan) -> SweepSummary[Any]:
             ),
             checkpoint_score_order=score_order,
         ),
-        callbacks=[table, TrialEvents()],
+        callbacks=[table, TrialEvents(), *tracker_callbacks(plan.base, name)],
         verbose=0,
     )
     algo_class = get_algorithm_class(algo_name)

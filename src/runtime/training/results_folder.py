@@ -4,14 +4,23 @@ removed again when building fails and nothing but params.json went into it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
+from rlconf.logger_config import tracker_type
 from runtime.core.settings import settings_of
-from runtime.results.result_logger import ResultLogger, claim_logdir, planned_logdir
+from runtime.results.result_logger import (
+    ResultLogger,
+    claim_logdir,
+    params_json,
+    planned_logdir,
+    progress_columns,
+)
+from runtime.results.trackers import Tracker, WandbTracker
 from runtime.training.trainable import Trainable
 
 
@@ -34,6 +43,8 @@ class ResultsFolder(Trainable):
     #: Whether the folder was given (``logger_config["logdir"]``) rather than made up.
     _logdir_fixed: bool
     _result_logger: ResultLogger | None
+    #: A Tune trial's own W&B run (``log_to_trial_tracker``).
+    _trial_tracker: Tracker | None = None
 
     def _setup_logdir(self) -> None:
         """Outside Tune the results go to ``logger_config["logdir"]`` when given, otherwise to a
@@ -65,10 +76,41 @@ class ResultsFolder(Trainable):
             self._logdir_claimed = True
         return path
 
+    def log_to_trial_tracker(self, result: Mapping[str, Any]) -> None:
+        """In a Tune trial, a W&B ``logger_config``: the result to the trial's own W&B run (in
+        the trial's folder, named after the trial, grouped and by default filed under the
+        sweep's name), opened at the first result. MLflow is Tune's callback's
+        (``runtime.sweeps.tracker_callbacks``); without a tracker, nothing."""
+        if self._trial_tracker is None:
+            folder = settings_of(ResultsFolderSettings, self._algo_config, type(self).__name__)
+            settings = dict(folder.logger_config or {})
+            if tracker_type(settings) != "wandb":
+                return
+            trial_dir = Path(self._storage.trial_fs_path)
+            sweep = trial_dir.parent.name
+            settings.update(
+                name=trial_dir.name,
+                group=settings.get("group") or sweep,
+                project=settings.get("project") or sweep,
+            )
+            trial_dir.mkdir(parents=True, exist_ok=True)
+            params = json.loads(params_json(self.config))
+            self._trial_tracker = WandbTracker(settings, trial_dir, params)
+        step = int(result.get("training_iteration") or 0)
+        self._trial_tracker.log(progress_columns(result), step)
+
+    def _close_trial_tracker(self) -> None:
+        tracker, self._trial_tracker = self._trial_tracker, None
+        if tracker is not None:
+            tracker.close()
+
     def _open_results(self) -> ResultLogger:
         """The results directory's writer (params.json first), made on first use."""
         if self._result_logger is None:
-            self._result_logger = ResultLogger(self._claim_logdir(), self.config)
+            folder = settings_of(ResultsFolderSettings, self._algo_config, type(self).__name__)
+            self._result_logger = ResultLogger(
+                self._claim_logdir(), self.config, folder.logger_config
+            )
         return self._result_logger
 
 
