@@ -49,7 +49,14 @@ def _trial_files(path: str) -> set[str]:
 def test_a_grid_runs_as_trials_with_results_folders_and_a_best_trial(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = _small().training(lr=sweep.grid_search([1e-3, 1e-4])).callbacks(ReportsLr)
+    # Each trial also logs an MLflow run (Tune's MLflowLoggerCallback), on a local SQLite store.
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    config = (
+        _small()
+        .training(lr=sweep.grid_search([1e-3, 1e-4]))
+        .callbacks(ReportsLr)
+        .debugging(logger_config={"type": "mlflow", "tracking_uri": uri})
+    )
     summary = sweep.run(
         config,
         stop={"training_iteration": 2},
@@ -76,22 +83,53 @@ def test_a_grid_runs_as_trials_with_results_folders_and_a_best_trial(
     table = capsys.readouterr().out
     assert "lr-grid: 2 trials" in table and "TERMINATED" in table
     assert table.splitlines()[-3].split()[:3] == ["trial", "status", "lr"]
+    _assert_each_trial_logged_to_mlflow(uri, "lr-grid", [1e-4, 1e-3])
 
 
-def test_configs_from_grid_and_random_run_one_trial_each(tmp_path: Path) -> None:
-    # One of each kind (sweep.grid's and sweep.random's expansions are the fast tier's).
-    configs = sweep.grid(_small(), lr=[1e-3]) + sweep.random(
-        _small(), 1, seed=0, lr=sweep.loguniform(1e-5, 1e-4)
+def _assert_each_trial_logged_to_mlflow(uri: str, experiment: str, lrs: list[float]) -> None:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)  # the sweep's name by default
+    assert found is not None
+    runs = client.search_runs([found.experiment_id])
+    assert sorted(float(r.data.params["lr"]) for r in runs) == lrs
+    for run in runs:
+        assert len(client.get_metric_history(run.info.run_id, "episode_reward_mean")) == 2
+        assert "info/learner/default_policy/learner_stats/total_loss" in run.data.metrics
+
+
+def test_configs_from_grid_and_random_run_one_trial_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.wandb_records import history, offline_runs
+
+    # One of each kind (sweep.grid's and sweep.random's expansions are the fast tier's); each
+    # trial logs its own offline W&B run too.
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    tracked = _small().debugging(logger_config={"type": "wandb", "mode": "offline"})
+    configs = sweep.grid(tracked, lr=[1e-3]) + sweep.random(
+        tracked, 1, seed=0, lr=sweep.loguniform(1e-5, 1e-4)
     )
     summary = sweep.run(
         configs,
         stop={"training_iteration": 1},
         local_dir=tmp_path,
+        name="two",
         progress=False,
         max_concurrent=1,
     )
     assert sorted(t.config.lr for t in summary.trials) == sorted(c.lr for c in configs)
     assert all(t.metrics["training_iteration"] == 1 for t in summary.trials)
+    runs = offline_runs(tmp_path / "two")
+    assert len(runs) == 2  # one per trial, in the trial's folder
+    for run_file in runs:
+        (row,) = history(run_file)
+        assert row["training_iteration"] == 1 and "episode_reward_mean" in row
+    # A run name would give every trial's run the same one.
+    named = tracked.debugging(logger_config={"type": "wandb", "name": "same", "mode": "offline"})
+    with pytest.raises(ConfigError, match=r"logger_config\.name.*every trial's run"):
+        sweep.run([named], stop={"training_iteration": 1}, local_dir=tmp_path, progress=False)
 
 
 def test_num_samples_draws_each_domain_again_per_trial(tmp_path: Path) -> None:
@@ -165,46 +203,3 @@ def test_the_cli_refuses_sweep_flags_for_a_single_run(capsys: pytest.CaptureFixt
     code = main(["train", "--run", "PPO", "--env", "CartPole-v1", "--metric", "episode_len_mean"])
     assert code == 2
     assert "--metric" in capsys.readouterr().err
-
-
-def test_a_sweeps_trials_each_log_a_run_to_mlflow_and_to_wandb(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pytest.importorskip("mlflow")
-    pytest.importorskip("wandb")
-    from mlflow.tracking import MlflowClient
-
-    from tests.wandb_records import history, offline_runs
-
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    grid = _small().training(lr=sweep.grid_search([1e-3, 1e-4]))
-    tracked = grid.debugging(
-        logger_config={"type": "mlflow", "tracking_uri": uri, "experiment_name": "grid"}
-    )
-    summary = sweep.run(
-        tracked, stop={"training_iteration": 2}, local_dir=tmp_path, name="ml", progress=False
-    )
-    client = MlflowClient(uri)
-    experiment = client.get_experiment_by_name("grid")
-    assert experiment is not None
-    runs = client.search_runs([experiment.experiment_id])
-    assert sorted(float(r.data.params["lr"]) for r in runs) == [1e-4, 1e-3]
-    for run in runs:
-        history_of = client.get_metric_history(run.info.run_id, "episode_reward_mean")
-        assert len(history_of) == 2
-        assert "info/learner/default_policy/learner_stats/total_loss" in run.data.metrics
-    assert len(summary.trials) == 2
-
-    # W&B, offline: one run per trial under the trial's folder, a row per iteration.
-    monkeypatch.setenv("WANDB_SILENT", "true")
-    one = _small().debugging(logger_config={"type": "wandb", "project": "p", "mode": "offline"})
-    sweep.run([one], stop={"training_iteration": 2}, local_dir=tmp_path, name="wb", progress=False)
-    (run_file,) = offline_runs(tmp_path / "wb")
-    rows = history(run_file)
-    assert [int(r["training_iteration"]) for r in rows] == [1, 2]
-    assert all("episode_reward_mean" in r for r in rows)
-
-    # A run name would name every trial's run the same.
-    named = one.debugging(logger_config={"type": "wandb", "name": "same", "mode": "offline"})
-    with pytest.raises(ConfigError, match=r"logger_config\.name.*every trial's run"):
-        sweep.run([named], stop={"training_iteration": 1}, local_dir=tmp_path, progress=False)

@@ -43,7 +43,7 @@ def history(run_file: Path) -> list[dict[str, Any]]:
 
     rows = []
     for raw in _records(run_file):
-        record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]
+        record = wandb_internal_pb2.Record()
         record.ParseFromString(raw)
         if record.WhichOneof("record_type") == "history":
             rows.append(
