@@ -16,13 +16,14 @@ import logging
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
+from runtime.results.flat_keys import flatten as flatten
 from runtime.results.tensorboard_events import EventFile
 from runtime.results.trackers import open_tracker
 
@@ -71,16 +72,6 @@ def _env_name(env: Any) -> str:
         return "noenv"
     name = env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-") or "env"
-
-
-def flatten(result: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """``("a/b", value)`` for every leaf of a nested result."""
-    for key, value in result.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            yield from flatten(value, name + "/")
-        else:
-            yield name, value
 
 
 def params_json(config: AlgorithmConfig) -> str:

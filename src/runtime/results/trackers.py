@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rlconf.logger_config import tracker_type
+from runtime.results.flat_keys import flatten
 
 
 class Tracker(Protocol):
@@ -86,7 +87,7 @@ class MlflowTracker:
             run_name=settings.get("run_name") or logdir.name,
             tags={**tags, "rlconf.logdir": str(logdir)},
         ).info.run_id
-        entries = [Param(_name(k), _param_value(v)) for k, v in _flat(params)]
+        entries = [Param(_name(k), _param_value(v)) for k, v in flatten(params)]
         # MLflow takes at most 100 parameters per call.
         for start in range(0, len(entries), 100):
             self.client.log_batch(self.run_id, params=entries[start : start + 100])
@@ -117,16 +118,6 @@ def _name(key: str) -> str:
 def _param_value(value: Any) -> str:
     # MLflow's limit on a parameter's value.
     return str(value)[:6000]
-
-
-def _flat(params: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key, value in params.items():
-        if isinstance(value, Mapping) and value:
-            out += _flat(value, f"{prefix}{key}/")
-        else:
-            out.append((f"{prefix}{key}", value))
-    return out
 
 
 TRACKERS: dict[str, type[WandbTracker] | type[MlflowTracker]] = {

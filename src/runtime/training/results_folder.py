@@ -45,6 +45,8 @@ class ResultsFolder(Trainable):
     _result_logger: ResultLogger | None
     #: A Tune trial's own W&B run (``log_to_trial_tracker``).
     _trial_tracker: Tracker | None = None
+    #: Whether this trial's config asks for no W&B run (found at its first result).
+    _no_trial_tracker: bool = False
 
     def _setup_logdir(self) -> None:
         """Outside Tune the results go to ``logger_config["logdir"]`` when given, otherwise to a
@@ -81,10 +83,13 @@ class ResultsFolder(Trainable):
         the trial's folder, named after the trial, grouped and by default filed under the
         sweep's name), opened at the first result. MLflow is Tune's callback's
         (``runtime.sweeps.tracker_callbacks``); without a tracker, nothing."""
+        if self._no_trial_tracker:
+            return
         if self._trial_tracker is None:
             folder = settings_of(ResultsFolderSettings, self._algo_config, type(self).__name__)
             settings = dict(folder.logger_config or {})
             if tracker_type(settings) != "wandb":
+                self._no_trial_tracker = True
                 return
             trial_dir = Path(self._storage.trial_fs_path)
             sweep = trial_dir.parent.name
@@ -100,6 +105,8 @@ class ResultsFolder(Trainable):
         self._trial_tracker.log(progress_columns(result), step)
 
     def _close_trial_tracker(self) -> None:
+        # A reset_config builds afresh, maybe with another logger_config.
+        self._no_trial_tracker = False
         tracker, self._trial_tracker = self._trial_tracker, None
         if tracker is not None:
             tracker.close()
