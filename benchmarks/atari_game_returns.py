@@ -1,7 +1,8 @@
 """Whole-game returns of an Atari run under the DeepMind wrappers, in game points.
 
 The DeepMind wrappers end an episode at every lost life (``runtime.env.atari.EpisodicLife``), so
-``episode_reward_mean`` is the mean over the last 100 lives (README "Images and Atari"), while
+``episode_reward_mean`` is the mean over the last 100 lives (docs/guide/models.md, "Images and
+Atari"), while
 Stable-Baselines3's ``Monitor`` sits under its ``AtariWrapper`` and reports whole games. This
 callback adds up the lives of each game, sub-env by sub-env, and adds to every result:
 

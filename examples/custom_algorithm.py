@@ -1,6 +1,7 @@
 """A custom algorithm in one file: REINFORCE with a learned baseline.
 
-Three parts, as in the README's "Writing your own algorithm":
+Three parts, as in the manual's "Writing your own algorithm"
+(docs/guide/custom-algorithms.md):
 1. a config class whose ``.training()`` takes the algorithm's own typed fields;
 2. a learner with the loss;
 3. the algorithm: an on-policy base with the learner and the postprocessing step it needs.

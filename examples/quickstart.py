@@ -1,6 +1,6 @@
-"""The config of the README's "Quick tour", built and trained: configure PPO fluently, build
-it, train, evaluate in parallel, save. (It asks for no GPU, so it runs anywhere; see
-fractional_gpus.py for GPU shares.)
+"""The config of the manual's "Quick tour" (docs/getting-started.md), built and trained:
+configure PPO fluently, build it, train, evaluate in parallel, save. (It asks for no GPU, so it
+runs anywhere; see fractional_gpus.py for GPU shares.)
 
 Run: python examples/quickstart.py
 """

@@ -23,8 +23,8 @@ import ray
 #: The repository root: remote workers import ``tests.envs`` from it.
 ROOT = str(Path(__file__).resolve().parents[1])
 
-#: ``num_gpus`` of the session ``local_ray`` started and left up for the next module (absent
-#: when there is none).
+#: ``num_cpus`` and ``num_gpus`` of the session ``local_ray`` started and left up for the next
+#: module (absent when there is none).
 _shared: dict[str, int] = {}
 #: How many ``local_ray`` blocks are open (a test may open one inside its module's).
 _depth: list[int] = [0]
@@ -52,22 +52,23 @@ def _all_free(timeout_s: float = 5.0) -> bool:
 
 
 @contextmanager
-def local_ray(num_gpus: int = 0) -> Iterator[None]:
-    """2 logical CPUs (and ``num_gpus`` logical GPUs), no dashboard, quiet logs: the session
-    the last module left up if it has the same ``num_gpus``, else a new one."""
-    if not (ray.is_initialized() and _shared.get("num_gpus") == num_gpus):
+def local_ray(num_gpus: int = 0, num_cpus: int = 2) -> Iterator[None]:
+    """``num_cpus`` logical CPUs (and ``num_gpus`` logical GPUs), no dashboard, quiet logs: the
+    session the last module left up if it has the same numbers, else a new one."""
+    wanted = {"num_cpus": num_cpus, "num_gpus": num_gpus}
+    if not (ray.is_initialized() and _shared == wanted):
         if ray.is_initialized():
             ray.shutdown()
         _shared.clear()
         ray.init(
             # A new Ray, never the last cluster started on this machine (a test's or a user's).
             address="local",
-            num_cpus=2,
+            num_cpus=num_cpus,
             num_gpus=num_gpus,
             include_dashboard=False,
             logging_level=logging.ERROR,
         )
-        _shared["num_gpus"] = num_gpus
+        _shared.update(wanted)
     _depth[0] += 1
     try:
         yield
@@ -75,7 +76,7 @@ def local_ray(num_gpus: int = 0) -> Iterator[None]:
         _depth[0] -= 1
         # A block opened inside another (a test that wants a new session) always ends its own;
         # the outermost one keeps a clean session for the next module.
-        keep = _depth[0] == 0 and ray.is_initialized() and _shared.get("num_gpus") == num_gpus
+        keep = _depth[0] == 0 and ray.is_initialized() and _shared == wanted
         if not (keep and _all_free()):
             ray.shutdown()
             _shared.clear()

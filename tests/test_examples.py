@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import runpy
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests import child_process
+from tests.ray_session import local_ray
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
 
@@ -18,6 +21,8 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"
 FAST = {
     "config_basics",
     "curriculum",
+    "custom_env",
+    "custom_metrics",
     "multi_agent_cartpole",
     "repeat_after_me_lstm",
     "restore_and_act",
@@ -35,9 +40,16 @@ ARGS: dict[str, list[str]] = {"multi_agent_cartpole": ["--target", "0"]}
 #: ``main`` runs them (only the ``ray.init`` or the temporary folder of ``main`` aside): their
 #: script is not started again as a process here (a Ray session and its workers of its own).
 DRIVEN_BY = {
+    "custom_algorithm": ("tests/test_custom_algorithm.py", "main(budget="),
     "fractional_gpus": ("tests/test_gpu_sharing.py", "fractional_gpus.train_four("),
     "sweep_lr": ("tests/test_tune.py", "sweep_lr.main("),
 }
+
+#: Slow examples that start and stop Ray themselves: each runs as a process of its own. The
+#: other slow ones run in this process, as ``python examples/<name>.py`` would run them
+#: (``__main__``), one after another in this module's Ray session: a process each would import
+#: torch and start a Ray of its own every time.
+OWN_RAY = {"global_coordination"}
 
 
 def test_the_examples_the_readme_promises_are_there() -> None:
@@ -64,7 +76,8 @@ def test_an_example_left_out_here_is_run_by_its_test_module(stem: str) -> None:
     root = Path(__file__).resolve().parents[1]
     assert (root / "examples" / f"{stem}.py").exists()
     text = (root / module).read_text()
-    assert f"import {stem}\n" in text and call in text, f"{module} no longer runs {stem}"
+    imported = f"import {stem}\n" in text or f"from {stem} import" in text
+    assert imported and call in text, f"{module} no longer runs {stem}"
 
 
 RUN_HERE = [p for p in EXAMPLES if p.stem not in DRIVEN_BY]
@@ -75,13 +88,20 @@ RUN_HERE = [p for p in EXAMPLES if p.stem not in DRIVEN_BY]
     [pytest.param(p, marks=() if p.stem in FAST else pytest.mark.slow) for p in RUN_HERE],
     ids=[p.stem for p in RUN_HERE],
 )
-def test_example_runs(path: Path, tmp_path: Path) -> None:
-    env = {
-        **os.environ,
+def test_example_runs(path: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    small = {
         "RLCONF_EXAMPLE_ITERATIONS": "1",
         "RLCONF_EXAMPLE_STEPS": "1000",
         "RLCONF_RESULTS_DIR": str(tmp_path / "results"),
     }
+    if path.stem not in FAST and path.stem not in OWN_RAY:
+        request.getfixturevalue("example_ray")
+        capsys = request.getfixturevalue("capsys")
+        run_in_this_process(path, small, tmp_path, request.getfixturevalue("monkeypatch"))
+        out = capsys.readouterr().out
+        assert out.strip(), "an example says what it did"
+        return
+    env = {**os.environ, **small}
     done = child_process.run(
         [sys.executable, str(path), *ARGS.get(path.stem, [])],
         env=env,
@@ -93,3 +113,22 @@ def test_example_runs(path: Path, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     assert done.stdout.strip(), "an example says what it did"
+
+
+@pytest.fixture(scope="module")
+def example_ray() -> Iterator[None]:
+    """The Ray session of the examples run in this process: 4 logical CPUs, as many as a Ray
+    that the quickstart (2 rollout and 2 evaluation workers) starts for itself would have."""
+    with local_ray(num_cpus=4):
+        yield
+
+
+def run_in_this_process(
+    path: Path, env: dict[str, str], cwd: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run the script as ``__main__`` with ``env`` set, in ``cwd``, without arguments."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", [str(path), *ARGS.get(path.stem, [])])
+    runpy.run_path(str(path), run_name="__main__")

@@ -1,4 +1,5 @@
-"""Every code block of README.md runs in the suite, as a user who copies it would run it.
+"""Every code block of README.md and of the manual (``docs/``) runs in the suite, as a user who
+copies it would run it.
 
 The blocks are collected with the heading they stand under and handled by their language:
 
@@ -56,6 +57,9 @@ from tests.test_examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: The pages whose blocks run: the README, then the manual's pages in path order (a page whose
+#: name starts with ``_`` is a draft, outside the manual).
+DOC_PAGES = [README, *sorted(p for p in (ROOT / "docs").rglob("*.md") if p.name[0] != "_")]
 CI_SCRIPT = ROOT / ".ci" / "run"
 #: The console scripts of this environment (``rlconf``, ``ray``).
 BIN = Path(sys.executable).parent
@@ -77,18 +81,24 @@ class Block:
     text: str
     line: int
     number: int
+    #: The page, relative to the repository root.
+    page: str = "README.md"
 
     @property
     def id(self) -> str:
         return f"{self.section}#{self.number}"
+
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
 
 _FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)\s*$")
 _HEADING = re.compile(r"^#+ (?P<title>.+?)\s*$")
 
 
-def readme_blocks(text: str | None = None) -> list[Block]:
-    """Every fenced block of README.md, in order."""
+def readme_blocks(text: str | None = None, page: str = "README.md") -> list[Block]:
+    """Every fenced block of a page (README.md unless ``text`` is given), in order."""
     lines = (README.read_text() if text is None else text).splitlines()
     blocks: list[Block] = []
     section, counts = "(top)", dict[str, int]()
@@ -100,21 +110,30 @@ def readme_blocks(text: str | None = None) -> list[Block]:
         elif fence:
             indent = len(fence["indent"])
             end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "```"), None)
-            assert end is not None, f"README.md:{i + 1}: a ``` block that is never closed"
+            assert end is not None, f"{page}:{i + 1}: a ``` block that is never closed"
             body = [
                 line[indent:] if line[:indent].strip() == "" else line
                 for line in lines[i + 1 : end]
             ]
             counts[section] = counts.get(section, 0) + 1
             blocks.append(
-                Block(section, fence["lang"], "\n".join(body) + "\n", i + 1, counts[section])
+                Block(section, fence["lang"], "\n".join(body) + "\n", i + 1, counts[section], page)
             )
             i = end
         i += 1
     return blocks
 
 
-BLOCKS = readme_blocks()
+def doc_blocks() -> list[Block]:
+    """Every fenced block of the README and the manual's pages."""
+    return [
+        block
+        for path in DOC_PAGES
+        for block in readme_blocks(path.read_text(), str(path.relative_to(ROOT)))
+    ]
+
+
+BLOCKS = doc_blocks()
 
 
 def _find(section: str, marker: str) -> list[Block]:
@@ -151,7 +170,7 @@ CONTINUES: dict[tuple[str, str], str] = {
 
 #: Text replaced in a block before it runs: the short stops of the suite.
 SHORTENED: dict[tuple[str, str], list[tuple[str, str]]] = {
-    ("Why rlconf", "sweep.run("): [
+    ("A sweep on Ray Tune", "sweep.run("): [
         ('stop={"training_iteration": 20}', 'stop={"training_iteration": 1}')
     ],
     # RLlib's getting-started sizes: an iteration of 2,000 Pendulum steps, 10 epochs, and 10
@@ -235,6 +254,18 @@ def test_every_rule_names_one_block() -> None:
             assert old in block.text, f"{block.id}: no {old!r} to shorten any more"
 
 
+def test_every_block_has_an_id_of_its_own() -> None:
+    """Blocks are named by the heading above them: a heading with blocks under it appears once
+    in the README and the manual together."""
+    seen: dict[str, str] = {}
+    for block in BLOCKS:
+        assert block.id not in seen, (
+            f"{block.where} and {seen[block.id]} both have a block under {block.section!r}: "
+            "give one of the headings another title"
+        )
+        seen[block.id] = block.where
+
+
 def test_the_readme_has_its_blocks() -> None:
     langs = {b.lang for b in BLOCKS}
     assert langs <= {"python", "bash"}, f"no rule for README blocks of {langs - {'python', 'bash'}}"
@@ -251,11 +282,24 @@ NOT_IN_REPOSITORY = {
 }
 _PATH = re.compile(
     r"(?<![\w./~<>-])"
-    r"((?:\.ci|examples|benchmarks|tests|src|rlconf|runtime)/[\w./*<>-]*[\w*>/]"
+    r"((?:\.ci|docs|examples|benchmarks|tests|src|rlconf|runtime)/[\w./*<>-]*[\w*>/]"
     r"|[\w-]+\.(?:md|toml|py|yaml|yml))"
     r"(?![\w/-])"
 )
-_LOOK_IN = ("", "src", "examples", "examples/tuned", "benchmarks")
+#: Where a name without its folder is looked for: the repository, its code, and the manual's
+#: folders (its pages link to each other by relative paths).
+_LOOK_IN = (
+    "",
+    "src",
+    "examples",
+    "examples/tuned",
+    "benchmarks",
+    "docs",
+    "docs/guide",
+    "docs/algorithms",
+    "docs/benchmarks",
+    "docs/reference",
+)
 
 
 def named_paths(text: str) -> set[str]:
@@ -263,7 +307,7 @@ def named_paths(text: str) -> set[str]:
 
 
 def test_every_path_the_readme_names_is_in_the_repository() -> None:
-    text = README.read_text()
+    text = "\n".join(path.read_text() for path in DOC_PAGES)
     paths = named_paths(text)
     assert {"examples/custom_algorithm.py", ".ci/run", "ARCHITECTURE.md"} <= paths
     missing = []
@@ -271,7 +315,7 @@ def test_every_path_the_readme_names_is_in_the_repository() -> None:
         pattern = re.sub(r"<[^>]*>", "*", path).rstrip("/")
         if not any(list((ROOT / base).glob(pattern)) for base in _LOOK_IN):
             missing.append(path)
-    assert not missing, f"README.md names files the repository doesn't have: {missing}"
+    assert not missing, f"README.md or docs/ name files the repository doesn't have: {missing}"
     assert set(NOT_IN_REPOSITORY) <= paths, "a NOT_IN_REPOSITORY entry the README dropped"
 
 
@@ -314,7 +358,7 @@ def check_excerpt(block: Block, source: Path) -> None:
             continue
         found = squeezed.find(piece, start)
         assert found >= 0, (
-            f"README.md:{block.line} ({block.id}) is no longer an excerpt of "
+            f"{block.where} ({block.id}) is no longer an excerpt of "
             f"{source.relative_to(ROOT)}: these lines aren't there (in this order):\n"
             + "\n".join(lines)
         )
@@ -323,7 +367,7 @@ def check_excerpt(block: Block, source: Path) -> None:
 
 def run_doctest(block: Block) -> None:
     test = doctest.DocTestParser().get_doctest(
-        block.text, {}, f"README.md ({block.id})", str(README), block.line
+        block.text, {}, f"{block.page} ({block.id})", str(ROOT / block.page), block.line
     )
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     report: list[str] = []
@@ -343,8 +387,8 @@ def exec_block(block: Block, namespace: dict[str, Any]) -> None:
     code = block.text
     for old, new in rule(SHORTENED, block) or []:
         code = code.replace(old, new)
-    # Line numbers in tracebacks are the README's.
-    exec(compile("\n" * block.line + code, str(README), "exec"), namespace)
+    # Line numbers in tracebacks are the page's.
+    exec(compile("\n" * block.line + code, str(ROOT / block.page), "exec"), namespace)
 
 
 def run_module_block(block: Block, relpath: str, tmp_path: Path, monkeypatch: Any) -> None:
@@ -434,7 +478,7 @@ def test_python_block(
         exec_block(block, namespace)
     except NameError as error:
         raise AssertionError(
-            f"README.md:{block.line} ({block.id}) does not run as written ({error}): make it "
+            f"{block.where} ({block.id}) does not run as written ({error}): make it "
             "self-contained, or list it in CONTINUES with the reason"
         ) from error
     after = rule(AFTER, block)
