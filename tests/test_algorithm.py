@@ -14,6 +14,8 @@ import torch
 
 from rlconf import ConfigError, PGConfig, PPOConfig
 from runtime import PG, PPO, Algorithm
+from runtime.training.checkpoint_files import CheckpointError
+from runtime.training.checkpoint_manifest import write_manifest
 from tests.envs import CurriculumEnv, RecordingCallbacks, next_level
 from tests.user_objects import mapping
 
@@ -162,6 +164,7 @@ def test_checkpoint_restores_weights_optimizer_counters_and_config(
     files = sorted(str(p.relative_to(path)) for p in Path(path).rglob("*") if p.is_file())
     assert files == [
         "algorithm_state.json",
+        "manifest.json",
         "policies/default_policy/learner/optimizers/default.pt",
         "policies/default_policy/module.pt",
     ]
@@ -197,7 +200,7 @@ def test_a_crash_while_saving_keeps_the_earlier_checkpoint(
         raise OSError("disk full")
 
     monkeypatch.setattr(torch, "save", broken_save)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(CheckpointError, match="disk full"):
         algo.save(str(tmp_path))  # same iteration: would replace the first one
     after = {p: p.read_bytes() for p in Path(first).rglob("*") if p.is_file()}
     assert after == before
@@ -215,6 +218,9 @@ def test_loading_refuses_pickled_objects(trained: Any, tmp_path: Path) -> None:
     import pickle
 
     (path / "policies/default_policy/module.pt").write_bytes(pickle.dumps({"x": Evil()}))
+    with pytest.raises(CheckpointError, match=r"module\.pt has"):
+        Algorithm.from_checkpoint(path)  # the manifest tells the file changed
+    write_manifest(path)  # one that also rewrites the manifest meets torch's weights_only
     with pytest.raises(Exception, match=r"(?i)weights_only|unpickl|Unsupported"):
         Algorithm.from_checkpoint(path)
 

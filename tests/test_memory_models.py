@@ -15,7 +15,7 @@ import pytest
 import torch
 from torch import nn
 
-from rlconf import A2CConfig, DQNConfig, PGConfig, PPOConfig, SACConfig
+from rlconf import A2CConfig, DQNConfig, IMPALAConfig, PGConfig, PPOConfig, SACConfig
 from rlconf.errors import ConfigError
 from runtime import Algorithm, ModelCatalog, TorchModel, make_multi_agent
 from runtime.core.data_parallel import _shards
@@ -341,7 +341,15 @@ def test_a_custom_model_with_a_state_acts_and_trains_from_it() -> None:
 def test_algorithms_that_replay_transitions_refuse_memory(config: Any, key: str) -> None:
     with pytest.raises(ConfigError, match=rf"model\.{key}.*sequence replay") as caught:
         config.build()
-    assert "PPO, A2C, PG" in str(caught.value)
+    assert "PPO, A2C, PG) or MARWIL / BC" in str(caught.value)
+
+
+def test_impala_says_it_learns_from_v_trace_rows_not_from_replay() -> None:
+    config = IMPALAConfig().environment("CartPole-v1").rollouts(num_workers=0)
+    with pytest.raises(ConfigError, match=r"model\.use_lstm.*V-trace's time-major rows") as caught:
+        config.training(model={"use_lstm": True}).build()
+    assert "replay" not in str(caught.value)
+    assert "MARWIL / BC" in str(caught.value)
 
 
 def test_memory_with_a_custom_model_or_both_memories_is_refused() -> None:

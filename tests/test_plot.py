@@ -27,6 +27,7 @@ from tests import child_process
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 STEPS_PER_ITERATION = 100
+SECONDS_PER_ITERATION = 2.5
 
 
 def write_run(
@@ -54,6 +55,7 @@ def write_run(
         row: dict[str, Any] = {
             "training_iteration": iteration,
             "timesteps_total": iteration * STEPS_PER_ITERATION,
+            "time_total_s": iteration * SECONDS_PER_ITERATION,
             "episode_reward_mean": reward,
             "hist_stats": {"episode_reward": [1.0, 2.0]},
             "info": {"learner": {"default_policy": {"learner_stats": {"entropy": 0.5}}}},
@@ -377,3 +379,26 @@ def test_trials_without_a_seed_are_one_group_when_their_configs_match(tmp_path: 
     (band,) = panel.lines
     assert isinstance(band, Band) and band.label == "PPO_00000 +2 (3 runs, seed unset)"
     assert (band.low, band.high) == ([0.0, 1.0], [2.0, 1.0])
+
+
+def test_x_time_draws_over_the_runs_wall_time_into_an_svg(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for seed in (0, 1):
+        write_run(tmp_path / f"seed{seed}", [float(seed), 2.0, 3.0], seed=seed)
+    (band,) = load_panels([tmp_path], x="time")[0].lines
+    assert isinstance(band, Band) and band.steps == [2.5, 5.0, 7.5]
+    assert band.mean == [0.5, 2.0, 3.0]
+    (by_steps,) = load_panels([tmp_path])[0].lines
+    assert by_steps.steps == [100.0, 200.0, 300.0]
+
+    out = tmp_path / "seeds.svg"
+    code, stdout, _ = plot([tmp_path, "--x", "time", "--out", out], capsys)
+    assert code == 0 and f"wrote {out}" in stdout
+    svg = out.read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    figure = build_figure(load_panels([tmp_path], x="time"))
+    assert figure.axes[-1].get_xlabel() == "wall time, s (time_total_s)"
+    with pytest.raises(SystemExit):
+        plot([tmp_path, "--x", "walltime"], capsys)
+    assert "invalid choice: 'walltime'" in capsys.readouterr().err

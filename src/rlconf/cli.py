@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from rlconf.algorithm_config import AlgorithmConfig
 from rlconf.errors import ConfigError
 from rlconf.registry import algorithm_issue, get_config_class, list_algorithms
+from rlconf.results_folders import X_AXES
 from rlconf.runtime_preload import preload_runtime
 from rlconf.train_cli import add_train_parser, parse_json_flag
 from rlconf.train_cli import verbosity_log_level as verbosity_log_level
@@ -79,7 +80,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 def _cmd_plot(args: argparse.Namespace) -> int:
     from rlconf.plot_command import run_plot
 
-    return run_plot(args.run_dirs, metrics=args.metric, out=args.out, terminal=args.terminal)
+    return run_plot(
+        args.run_dirs, metrics=args.metric, out=args.out, terminal=args.terminal, x=args.x
+    )
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -162,9 +165,17 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluated",
     )
     plot.add_argument(
+        "--x",
+        choices=X_AXES,
+        default="steps",
+        help="what the curves are drawn over: env steps (timesteps_total; the default) or the "
+        "runs' wall time in seconds (time_total_s)",
+    )
+    plot.add_argument(
         "--out",
         metavar="FILE.png",
-        help="image to write (default: curves.png in the first RUN_DIR)",
+        help="image to write, its format by its suffix (.png, .svg, .pdf; default: curves.png "
+        "in the first RUN_DIR)",
     )
     plot.add_argument(
         "--terminal",

@@ -15,7 +15,7 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from rlconf.results_folders import STEPS_KEY
+from rlconf.results_folders import STEPS_KEY, TIME_KEY
 from rlconf.seed_groups import Band, Panel
 
 #: Inches of one subplot (width, height).
@@ -57,7 +57,8 @@ def build_figure(panels: Sequence[Panel]) -> Figure:
             ax.legend(fontsize="small")
         else:
             ax.text(0.5, 0.5, "no values yet", ha="center", va="center", transform=ax.transAxes)
-    axes[-1].set_xlabel(f"env steps ({STEPS_KEY})")
+    over_time = bool(panels) and panels[0].x == "time"
+    axes[-1].set_xlabel(f"wall time, s ({TIME_KEY})" if over_time else f"env steps ({STEPS_KEY})")
     return figure
 
 

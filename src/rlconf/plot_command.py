@@ -12,7 +12,13 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from rlconf.results_folders import RESULT_FILE, ResultsFolderError, RunResults, find_runs
+from rlconf.results_folders import (
+    RESULT_FILE,
+    X_AXES,
+    ResultsFolderError,
+    RunResults,
+    find_runs,
+)
 from rlconf.seed_groups import Panel, panel, seed_groups
 from rlconf.sparkline import describe_curve
 from rlconf.unknown_keys import did_you_mean
@@ -42,9 +48,12 @@ def run_plot(
     metrics: Sequence[str] | None = None,
     out: str | None = None,
     terminal: bool = False,
+    x: str = "steps",
 ) -> int:
-    """Draw the curves of ``run_dirs`` into ``out`` (default ``<first RUN_DIR>/curves.png``),
-    or print sparklines with ``terminal`` or without matplotlib; the exit code."""
+    """Draw the curves of ``run_dirs`` over ``x`` (``"steps"``: env steps, ``"time"``: wall
+    time) into ``out`` (default ``<first RUN_DIR>/curves.png``; its suffix gives the format:
+    ``.png``, ``.svg``, ``.pdf``), or print sparklines with ``terminal`` or without matplotlib;
+    the exit code."""
     try:
         runs = find_runs(run_dirs)
         chosen = choose_metrics(runs, metrics)
@@ -55,7 +64,7 @@ def run_plot(
                 print(f"matplotlib is not installed, so sparklines instead: {INSTALL_HINT}")
             else:
                 path = out_path(out, run_dirs[0])
-                figure = build_figure(panels(runs, chosen))
+                figure = build_figure(panels(runs, chosen, x))
                 try:
                     write_figure(figure, path)
                 except (OSError, ValueError) as exc:
@@ -70,17 +79,19 @@ def run_plot(
 
 
 def load_panels(
-    run_dirs: Sequence[str | Path], metrics: Sequence[str] | None = None
+    run_dirs: Sequence[str | Path], metrics: Sequence[str] | None = None, x: str = "steps"
 ) -> list[Panel]:
     """The subplots ``rlconf plot`` draws for ``run_dirs`` (``curve_figure.build_figure``
     makes the figure of them); raises ``PlotError`` or ``ResultsFolderError``."""
     runs = find_runs(run_dirs)
-    return panels(runs, choose_metrics(runs, metrics))
+    return panels(runs, choose_metrics(runs, metrics), x)
 
 
-def panels(runs: Sequence[RunResults], metrics: Sequence[str]) -> list[Panel]:
+def panels(runs: Sequence[RunResults], metrics: Sequence[str], x: str = "steps") -> list[Panel]:
+    if x not in X_AXES:
+        raise PlotError(f"x={x!r} is no axis to draw over; allowed: {', '.join(X_AXES)}")
     groups = seed_groups(runs)
-    return [panel(metric, groups) for metric in metrics]
+    return [panel(metric, groups, x) for metric in metrics]
 
 
 def choose_metrics(runs: Sequence[RunResults], asked: Sequence[str] | None) -> list[str]:

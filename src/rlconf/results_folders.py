@@ -25,6 +25,10 @@ PARAMS_FILE = "params.json"
 STEPS_KEY = "timesteps_total"
 #: The x axis of rows without ``STEPS_KEY`` (results of RLlib's new API stack).
 NEW_STACK_STEPS_KEY = "num_env_steps_sampled_lifetime"
+#: The x axis ``rlconf plot --x time`` draws over: the run's wall time in seconds.
+TIME_KEY = "time_total_s"
+#: What ``rlconf plot`` can draw over: env steps, or wall time.
+X_AXES = ("steps", "time")
 
 
 class ResultsFolderError(ValueError):
@@ -57,14 +61,19 @@ class RunResults:
         keys = self.keys()
         return next((k for k in (key, *twins(key)) if k in keys), None)
 
-    def series(self, key: str) -> tuple[list[float], list[float]]:
-        """``(steps, values)`` of ``key`` (or its twin, ``metric_key``), in step order: rows
-        where the key or the step is null or missing are left out; where rows share a step (a
+    def series(self, key: str, x: str = "steps") -> tuple[list[float], list[float]]:
+        """``(xs, values)`` of ``key`` (or its twin, ``metric_key``) over env steps (``x`` is
+        ``"steps"``) or the run's wall time in seconds (``"time"``), in that order: rows where
+        the key or the x value is null or missing are left out; where rows share an x value (a
         restored run logging again) the later one counts."""
         key = self.metric_key(key) or key
         by_step: dict[float, float] = {}
         for row in self.rows:
-            step = row.get(STEPS_KEY, row.get(NEW_STACK_STEPS_KEY))
+            step = (
+                row.get(STEPS_KEY, row.get(NEW_STACK_STEPS_KEY))
+                if x == "steps"
+                else row.get(TIME_KEY)
+            )
             value = row.get(key)
             if step is not None and value is not None:
                 by_step[step] = value

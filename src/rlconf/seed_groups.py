@@ -49,6 +49,8 @@ class Panel:
 
     metric: str
     lines: Sequence[Curve | Band]
+    #: What the lines are drawn over: ``"steps"`` (env steps) or ``"time"`` (seconds).
+    x: str = "steps"
 
 
 def seed_groups(runs: Sequence[RunResults]) -> list[list[RunResults]]:
@@ -74,23 +76,24 @@ def _without_ignored(value: Any) -> Any:
     return value
 
 
-def panel(metric: str, groups: Sequence[Sequence[RunResults]]) -> Panel:
-    """The lines of ``metric``: a ``Band`` for each group of 2+ runs that have values and
-    overlap in steps, a ``Curve`` for every other run that has values."""
+def panel(metric: str, groups: Sequence[Sequence[RunResults]], x: str = "steps") -> Panel:
+    """The lines of ``metric`` over ``x`` (env steps or wall time): a ``Band`` for each group
+    of 2+ runs that have values and overlap on that axis, a ``Curve`` for every other run that
+    has values."""
     lines: list[Curve | Band] = []
     for group in groups:
-        drawn = [(run, _curve(run, metric)) for run in group]
+        drawn = [(run, _curve(run, metric, x)) for run in group]
         drawn = [(run, curve) for run, curve in drawn if curve.steps]
         band = _band(drawn) if len(drawn) > 1 else None
         if band is not None:
             lines.append(band)
         else:
             lines.extend(curve for _, curve in drawn)
-    return Panel(metric, lines)
+    return Panel(metric, lines, x)
 
 
-def _curve(run: RunResults, metric: str) -> Curve:
-    steps, values = run.series(metric)
+def _curve(run: RunResults, metric: str, x: str) -> Curve:
+    steps, values = run.series(metric, x)
     return Curve(run.name, steps, values)
 
 

@@ -127,9 +127,10 @@ def _train_loop(
             iteration = int(result["training_iteration"])
             progress.result(result)
             if experiment.checkpoint_freq and iteration % experiment.checkpoint_freq == 0:
-                checkpoint = str(algo.save())
-                keeper.saved(checkpoint, result)
-                progress.write(f"checkpoint: {checkpoint}")
+                saved = _save(algo, keeper, result, progress)
+                if saved is not None:
+                    checkpoint = saved
+                    progress.write(f"checkpoint: {checkpoint}")
             if criteria.reached(result):
                 reached = True
                 break
@@ -142,11 +143,9 @@ def _train_loop(
     if not reached:
         progress.close()
         print("interrupted: writing a checkpoint", file=sys.stderr)
-        checkpoint = str(algo.save())
-        keeper.saved(checkpoint, result)
+        checkpoint = _save(algo, keeper, result, progress) or checkpoint
     elif experiment.checkpoint_at_end:
-        checkpoint = str(algo.save())
-        keeper.saved(checkpoint, result)
+        checkpoint = _save(algo, keeper, result, progress) or checkpoint
     logdir = str(algo.logdir)
     algo.stop()
     end = RunEnd(
@@ -162,6 +161,23 @@ def _train_loop(
     for line in final_lines(end):
         progress.write(line, always=not reached)
     return 0 if reached else 128 + signum
+
+
+def _save(
+    algo: Any, keeper: CheckpointKeeper, result: dict[str, Any], progress: TrainProgress
+) -> str | None:
+    """Write a checkpoint and hand it to the keeper; where it can't be written (a full disk),
+    warn and go on: the run keeps training and its earlier checkpoints stay as they were, none
+    of them deleted for the one that failed."""
+    from runtime.training.checkpoint_files import CheckpointError
+
+    try:
+        path = str(algo.save())
+    except CheckpointError as exc:
+        progress.write(f"warning: {exc}", always=True)
+        return None
+    keeper.saved(path, result)
+    return path
 
 
 def _best(keeper: CheckpointKeeper) -> dict[str, Any]:

@@ -178,6 +178,7 @@ class PolicyMap(MutableMapping[str, TorchPolicy]):
     def _load(self, policy_id: str) -> TorchPolicy:
         path = self._cached[policy_id]
         state = files.decode_floats(files.read_state(path))
+        files.verify_checkpoint(path)
         policy = self.make_policy(policy_id)
         policy.module.load_state_dict(files.read_tensors(path, "module", policy.device))
         policy.exploration.set_state(state.get("exploration", {}))

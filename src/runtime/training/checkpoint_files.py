@@ -2,7 +2,8 @@
 ``weights_only=True``, so no arbitrary object is ever unpickled), everything else as JSON.
 
 A checkpoint is written into a temporary sibling folder and renamed into place, so a crash
-while saving leaves every earlier checkpoint as it was.
+while saving leaves every earlier checkpoint as it was; its manifest (every file's size and
+SHA-256, ``checkpoint_manifest``) is written last and checked before a restore reads a file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy.typing as npt
 import torch
 
 from rlconf.algorithm_config import AlgorithmConfig
+from runtime.training.checkpoint_manifest import manifest_problem, write_manifest
 
 STATE_FILE = "algorithm_state.json"
 FORMAT = "rlconf-checkpoint/2"
@@ -65,7 +67,8 @@ def write_files(
     tensors: Mapping[str, Mapping[str, Any]],
     arrays: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
-    """The files of a checkpoint; the state file last: it is what makes a folder one."""
+    """The files of a checkpoint; the state file after the others (it is what makes a folder
+    one), then the manifest of them all."""
     for stem, named in (arrays or {}).items():
         write_arrays(folder, stem, named)
     for stem, tensor_dict in tensors.items():
@@ -79,6 +82,18 @@ def write_files(
         json.dump({"format": FORMAT, **_jsonable(state)}, handle, indent=2, allow_nan=False)
         handle.flush()
         os.fsync(handle.fileno())
+    write_manifest(folder)
+
+
+def verify_checkpoint(path: str | os.PathLike[str]) -> None:
+    """Raise ``CheckpointError`` naming the file when a file of the checkpoint at ``path`` is
+    missing, truncated or altered since it was written."""
+    problem = manifest_problem(Path(path))
+    if problem is not None:
+        raise CheckpointError(
+            f"{os.fspath(path)} is damaged and was not restored: {problem}. Restore an earlier "
+            "checkpoint, or save again from a running algorithm"
+        )
 
 
 def read_state(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -104,6 +119,7 @@ def read_state(path: str | os.PathLike[str]) -> dict[str, Any]:
 def saved_config(path: str | os.PathLike[str]) -> AlgorithmConfig:
     """The config a checkpoint was written with."""
     state = read_state(path)
+    verify_checkpoint(path)
     if state.get("config") is None:
         raise CheckpointError(
             f"{os.fspath(path)}: the config was not saved ({state.get('config_problem')}); "

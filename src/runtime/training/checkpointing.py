@@ -213,9 +213,16 @@ class Checkpointing(Trainable):
         parent = Path(checkpoint_dir) if checkpoint_dir else self._open_results().logdir
         state, tensors = self._state()
         state["extra"], arrays = self.extra_checkpoint_state()
-        path = checkpoints.write_checkpoint(
-            parent / f"checkpoint_{self._iteration:06d}", state, tensors, arrays
-        )
+        target = parent / f"checkpoint_{self._iteration:06d}"
+        try:
+            path = checkpoints.write_checkpoint(target, state, tensors, arrays)
+        except OSError as exc:
+            # write_checkpoint removed its partial folder; the checkpoints before are as they were.
+            raise checkpoints.CheckpointError(
+                f"{type(self).__name__}: the checkpoint of iteration {self._iteration} could not "
+                f"be written to {target} ({exc.strerror or exc}); the earlier checkpoints are "
+                "as they were"
+            ) from exc
         logger.info(
             "%s: checkpoint of iteration %d written to %s",
             type(self).__name__,
@@ -248,6 +255,7 @@ class Checkpointing(Trainable):
 
     def _load_state(self, path: str) -> None:
         state = checkpoints.decode_floats(checkpoints.read_state(path))
+        checkpoints.verify_checkpoint(path)
         worker = self.workers.local_worker()
         if "policy_setup" in state:
             worker.set_policy_setup(decode_setup(state["policy_setup"], worker.get_policy_setup()))

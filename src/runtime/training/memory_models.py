@@ -1,7 +1,9 @@
 """Which algorithms train models with memory (``use_lstm``, ``use_attention``, a module of your
 own whose ``get_initial_state()`` returns a state): those that learn on whole sequences of
-sampled rows (PPO, A2C, PG). The others replay single transitions, which a model with memory
-can't learn from (R2D2-style sequence replay is not available): refused when they are built."""
+sampled rows (PPO, A2C, PG, and MARWIL and BC on their recorded episodes). The others learn from
+single transitions (replayed ones, or V-trace's time-major rows for IMPALA and APPO), which a
+model with memory can't learn from (R2D2-style sequence replay is not available): refused when
+they are built."""
 
 from __future__ import annotations
 
@@ -23,6 +25,23 @@ class MemorySettings:
     model: Any
 
 
+#: What a model with memory can be trained by (the algorithms with ``trains_on_sequences``).
+SEQUENCE_ALGORITHMS = "an on-policy algorithm (PPO, A2C, PG) or MARWIL / BC"
+
+
+def _why(name: str) -> str:
+    """Why ``name`` can't train a model with memory."""
+    if name in ("IMPALA", "APPO"):
+        return (
+            f"{name} learns from V-trace's time-major rows, not from sequences started from "
+            "their stored states"
+        )
+    return (
+        f"{name} learns from replayed single transitions, and sequence replay (R2D2-style, "
+        "with stored states and burn-in) is not available"
+    )
+
+
 def refuse_memory_models(config: AlgorithmConfig, algorithm_class: type[Algorithm]) -> None:
     if getattr(algorithm_class, "trains_on_sequences", False):
         return
@@ -33,12 +52,10 @@ def refuse_memory_models(config: AlgorithmConfig, algorithm_class: type[Algorith
             raise ConfigError.single(
                 f"{name}(config=...)",
                 f"model.{key}",
-                f"gives the model memory, which {name} can't train: it learns from replayed "
-                "single transitions, and sequence replay (R2D2-style, with stored states and "
-                "burn-in) is not available",
+                f"gives the model memory, which {name} can't train: {_why(name)}",
                 value=True,
                 has_value=True,
-                allowed="False, or an on-policy algorithm (PPO, A2C, PG)",
+                allowed=f"False, or {SEQUENCE_ALGORITHMS}",
             )
 
 
@@ -57,8 +74,7 @@ def refuse_memory_modules(modules: Iterable[RLModule], algorithm_class: type[Alg
             f"{name}(config=...)",
             "rl_module_spec.module_class",
             f"{type(user).__name__}.get_initial_state() returns a state, a memory {name} "
-            "can't train: it learns from single transitions (replayed, or V-trace's time-major "
-            "rows), not from sequences started from their stored states",
+            f"can't train: {_why(name)}",
             has_value=False,
-            allowed="a module without memory, or an on-policy algorithm (PPO, A2C, PG)",
+            allowed=f"a module without memory, or {SEQUENCE_ALGORITHMS}",
         )
