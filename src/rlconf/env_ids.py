@@ -17,6 +17,7 @@ from rlconf.atari_ids import atari_id_issue
 from rlconf.errors import ConfigError, FieldIssue
 from rlconf.importpath import ImportPathError, resolve
 from rlconf.mujoco_ids import mujoco_id_issue
+from rlconf.rllib_example_envs import our_example_env
 from rlconf.unknown_keys import did_you_mean
 
 _ALLOWED = (
@@ -83,7 +84,7 @@ def env_import_issue(env: Any, field: str = "env") -> FieldIssue | None:
     if env in gymnasium.registry:
         return None
     try:
-        target = resolve(env)
+        target = resolve(our_example_env(env) or env)
     except ImportPathError as exc:
         return FieldIssue(field, f"can't be imported: {exc}", env, allowed=_ALLOWED)
     if not callable(target):

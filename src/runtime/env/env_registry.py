@@ -13,6 +13,7 @@ import gymnasium as gym
 from rlconf.errors import ConfigError
 from rlconf.importpath import ImportPathError, resolve
 from rlconf.mujoco_ids import current_mujoco_id, mujoco_id_issue
+from rlconf.rllib_example_envs import our_example_env
 from runtime.env.env_classes import EnvClassCreator
 from runtime.env.env_context import EnvContext
 
@@ -111,7 +112,7 @@ def env_creator_for(env: Any, extra: dict[str, EnvCreator] | None = None) -> Env
         return _from_gym_id(current_mujoco_id(env) or env)
     if "." in env or ":" in env:
         try:
-            target = resolve(env)
+            target = resolve(our_example_env(env) or env)
         except ImportPathError as exc:
             raise ConfigError.single(
                 where, "env", f"can't be imported: {exc}", value=env, has_value=True
