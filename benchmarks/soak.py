@@ -24,6 +24,7 @@ import csv
 import json
 import os
 import shutil
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -98,9 +99,13 @@ def sample(algo: Any, pids: list[int], result: dict[str, Any]) -> dict[str, Any]
 
 
 def growth(rows: list[dict[str, Any]], key: str) -> float:
-    """The relative growth of ``key`` from the end of the run's first 10% to its end."""
-    start = rows[max(0, len(rows) // 10)][key]
-    return float(rows[-1][key] / start - 1.0) if start else 0.0
+    """The relative growth of ``key`` after the run's first 10%: the median of its last tenth
+    over the median of its second tenth (medians: the allocator's ups and downs of tens of MB
+    between iterations are no growth)."""
+    tenth = max(1, len(rows) // 10)
+    start = statistics.median(float(r[key]) for r in rows[tenth : 2 * tenth])
+    end = statistics.median(float(r[key]) for r in rows[-tenth:])
+    return end / start - 1.0 if start else 0.0
 
 
 def soak(name: str, config: AlgorithmConfig, steps: int, minutes: float) -> list[dict[str, Any]]:
@@ -138,6 +143,7 @@ def summary(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     worst = max(out[f"{p}_rss_growth"] for p in processes)
     flat = all(len(set(out[f"{p}_{k}_range"])) == 1 for p in processes for k in ("fds", "threads"))
     out["rss_growth_worst"] = worst
+    out["flat"] = flat
     out["goal_met"] = worst <= 0.05 and flat
     return out
 
@@ -148,7 +154,19 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1_000_000)
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--csv", type=Path, help="a folder for each run's samples")
+    parser.add_argument(
+        "--summarize",
+        type=Path,
+        metavar="DIR",
+        help="print the summaries of the samples a run wrote to DIR (--csv) instead of running",
+    )
     args = parser.parse_args()
+    if args.summarize is not None:
+        for path in sorted(args.summarize.glob("soak-*.csv")):
+            with open(path, newline="", encoding="utf-8") as handle:
+                rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(handle)]
+            print(_line(summary(path.stem.removeprefix("soak-"), rows)))
+        return
     print_machine()
     available = configs()
     results = []
@@ -162,15 +180,22 @@ def main() -> None:
                 writer.writerows(rows)
         result = summary(name, rows)
         results.append(result)
-        print(
-            f"{name}: {result['env_steps']} env steps, {result['iterations']} iterations in "
-            f"{result['minutes']} min; RSS growth after the first 10%: worst "
-            f"{100 * result['rss_growth_worst']:.1f}% (driver "
-            f"{100 * result['driver_rss_growth']:.1f}%); replay {result['replay_bytes_end']} "
-            f"bytes; goal {'met' if result['goal_met'] else 'missed'}",
-            flush=True,
-        )
+        print(_line(result), flush=True)
     print(json.dumps(results))
+
+
+def _line(result: dict[str, Any]) -> str:
+    processes = [k.removesuffix("_rss_growth") for k in result if k.endswith("_rss_growth")]
+    rss = ", ".join(
+        f"{p} {result[f'{p}_rss_mb_end']:.0f} MB {100 * result[f'{p}_rss_growth']:+.1f}%"
+        for p in processes
+    )
+    return (
+        f"{result['algo']}: {int(result['env_steps'])} env steps, {result['iterations']} "
+        f"iterations in {result['minutes']} min; RSS at the end and its growth after the first "
+        f"10%: {rss}; fds and threads {'flat' if result['flat'] else 'not flat'}; replay "
+        f"{int(result['replay_bytes_end'])} bytes; goal {'met' if result['goal_met'] else 'missed'}"
+    )
 
 
 if __name__ == "__main__":

@@ -139,7 +139,7 @@ def test_train_checkpoint_evaluate_and_the_results_directory(
     names = sorted(p.name for p in run_dir.iterdir())
     assert names[:2] == ["checkpoint_000002", "checkpoint_000003"]
     assert names[2].startswith("events.out.tfevents.")
-    assert names[3:] == ["params.json", "progress.csv", "result.json"]
+    assert names[3:] == ["params.json", "progress.csv", "result.json", "run.json"]
 
     params = json.loads((run_dir / "params.json").read_text())
     assert PPOConfig.from_dict({k: v for k, v in params.items() if k != "$algorithm"}).lr == 5e-5

@@ -91,6 +91,13 @@ def add_train_parser(commands: Any) -> None:
     )
     train.add_argument("--run", help="a registered algorithm, e.g. PPO (not with -f)")
     train.add_argument(
+        "--resume",
+        metavar="RUN_FOLDER",
+        help="go on with the run in RUN_FOLDER (its results folder) from its last good "
+        "checkpoint, with its config, stop criteria and checkpoint settings (alone: not with "
+        "-f, --run or the flags that set them)",
+    )
+    train.add_argument(
         "--env",
         help="environment: a gymnasium id (e.g. CartPole-v1), a registered name or an import "
         "path; replaces the file's env",
@@ -182,6 +189,8 @@ def run_train_command(args: argparse.Namespace) -> int:
     if args.address is not None:
         # Read by every path that starts Ray (remote workers, sweeps), as Ray itself reads it.
         os.environ[ADDRESS_ENV] = args.address
+    if args.resume is not None:
+        return _resume(args)
     experiments, note = _experiments(args)
     log_level = verbosity_log_level(args.verbose)
     _refuse_sweep_flags_without_sweep(args, experiments)
@@ -219,6 +228,53 @@ def run_train_command(args: argparse.Namespace) -> int:
         if code != 0:
             return code
     return 0
+
+
+#: The flags that make or change an experiment: ``--resume`` takes the run's own.
+_EXPERIMENT_FLAGS = (
+    "file",
+    "run",
+    "env",
+    "config",
+    "stop",
+    "framework",
+    "checkpoint_freq",
+    "checkpoint_at_end",
+    "keep_checkpoints_num",
+    "checkpoint_score_attr",
+    "local_dir",
+    "num_samples",
+    "metric",
+    "mode",
+    "max_concurrent",
+)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from rlconf.resume_run import load_resume
+    from rlconf.train_command import run_train
+
+    given = [name for name in _EXPERIMENT_FLAGS if getattr(args, name, None) is not None]
+    if given:
+        flags = ", ".join("-f" if n == "file" else "--" + n.replace("_", "-") for n in given)
+        raise ConfigError.single(
+            "rlconf train",
+            "--resume",
+            f"goes on with the run as it was set up; {flags} would change it",
+            allowed="--resume RUN_FOLDER with -q, -v or --address",
+        )
+    resume = load_resume(args.resume)
+    print(
+        f"{resume.experiment.name}: resuming from {resume.checkpoint} (iteration "
+        f"{resume.iteration})",
+        file=sys.stderr,
+    )
+    log_level = verbosity_log_level(args.verbose)
+    if log_level is not None:
+        configure_logging(log_level)
+    load_runtime: Callable[[], None] = args.load_runtime
+    load_runtime()
+    return run_train(resume.experiment, quiet=args.quiet, log_level=log_level, resume=resume)
 
 
 def _experiments(args: argparse.Namespace) -> tuple[list[Experiment], str | None]:

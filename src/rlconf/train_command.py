@@ -20,12 +20,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from rlconf.checkpoint_keeper import CheckpointKeeper
 from rlconf.errors import ConfigError
 from rlconf.experiment import Experiment
+from rlconf.resume_run import Resume, rows_up_to, write_run_file
 from rlconf.stop_criteria import StopCriteria
 from rlconf.train_progress import RunEnd, TrainProgress, final_lines
 
@@ -81,8 +83,14 @@ class StopSignals:
             os.write(2, message.encode())
 
 
-def run_train(experiment: Experiment, quiet: bool = False, log_level: str | None = None) -> int:
+def run_train(
+    experiment: Experiment,
+    quiet: bool = False,
+    log_level: str | None = None,
+    resume: Resume | None = None,
+) -> int:
     """Train until a stop criterion is met; checkpoints go into the run's results directory.
+    With ``resume``, the run goes on from its checkpoint in its own folder.
 
     SIGINT or SIGTERM (see ``StopSignals``) stops the run: a checkpoint is written and the code
     is 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
@@ -93,17 +101,46 @@ def run_train(experiment: Experiment, quiet: bool = False, log_level: str | None
         print("no stop criterion given: training until interrupted (Ctrl-C)", file=sys.stderr)
     criteria = StopCriteria(experiment.stop, config, where=f"rlconf train ({experiment.name})")
     with StopSignals() as signals:
+        kept = [] if resume is None else rows_up_to(Path(algo_folder(config)), resume.iteration)
         algo = config.build()
         signals.install()  # ray.init() (remote workers) replaced the SIGTERM handler
-        return _train(algo, experiment, criteria, signals, quiet)
+        keeper = CheckpointKeeper(
+            experiment.keep_checkpoints_num, experiment.checkpoint_score_attr
+        )
+        if resume is not None:
+            algo.restore(resume.checkpoint)
+            _keep_earlier_checkpoints(keeper, Path(algo.logdir), kept)
+        return _train(algo, experiment, criteria, signals, quiet, keeper)
+
+
+def algo_folder(config: Any) -> str:
+    """The results folder a resumed run writes into (its ``logger_config["logdir"]``)."""
+    return str(dict(config["logger_config"] or {})["logdir"])
+
+
+def _keep_earlier_checkpoints(
+    keeper: CheckpointKeeper, folder: Path, rows: list[dict[str, Any]]
+) -> None:
+    """Hand the keeper the checkpoints written before the resume, each with its iteration's
+    result, so that ``keep_checkpoints_num`` goes on ranking them."""
+    for row in rows:
+        keeper.observe(row)
+        path = folder / f"checkpoint_{int(row['training_iteration']):06d}"
+        if path.is_dir():
+            keeper.saved(str(path), row)
 
 
 def _train(
-    algo: Any, experiment: Experiment, criteria: StopCriteria, signals: StopSignals, quiet: bool
+    algo: Any,
+    experiment: Experiment,
+    criteria: StopCriteria,
+    signals: StopSignals,
+    quiet: bool,
+    keeper: CheckpointKeeper,
 ) -> int:
     progress = TrainProgress(experiment.name, experiment.stop, quiet=quiet)
     try:
-        return _train_loop(algo, experiment, criteria, signals, progress)
+        return _train_loop(algo, experiment, criteria, signals, progress, keeper)
     finally:
         progress.close()
 
@@ -114,15 +151,20 @@ def _train_loop(
     criteria: StopCriteria,
     signals: StopSignals,
     progress: TrainProgress,
+    keeper: CheckpointKeeper,
 ) -> int:
     progress.write(f"{experiment.name}: results in {algo.logdir}")
-    keeper = CheckpointKeeper(experiment.keep_checkpoints_num, experiment.checkpoint_score_attr)
     result: dict[str, Any] = {}
     checkpoint: str | None = None
     reached = False
+    recorded = False
     try:
         while signals.signum is None:
             result = algo.train()
+            if not recorded:
+                # The folder exists once results are written: what --resume reads back.
+                write_run_file(algo.logdir, experiment)
+                recorded = True
             keeper.observe(result)  # an iteration without the score key carries its latest
             iteration = int(result["training_iteration"])
             progress.result(result)

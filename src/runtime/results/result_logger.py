@@ -121,6 +121,14 @@ def result_step(result: Mapping[str, Any]) -> int:
     return int(result.get("timesteps_total") or result.get("training_iteration") or 0)
 
 
+def _csv_header(path: Path) -> list[str]:
+    """The columns of an existing ``progress.csv`` (none where there is no such file)."""
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as existing:
+        return next(csv.reader(existing), [])
+
+
 class ResultLogger:
     """Writes one run's results directory as the run goes."""
 
@@ -134,7 +142,8 @@ class ResultLogger:
         self.logdir.mkdir(parents=True, exist_ok=True)
         params = params_json(config)
         write_text_atomic(self.logdir / "params.json", params)
-        self._columns: list[str] = []
+        # A run resumed in its folder goes on with the rows (and columns) written before.
+        self._columns: list[str] = _csv_header(self.logdir / "progress.csv")
         self._events = EventFile(self.logdir)
         # The experiment tracker logger_config asks for (W&B, MLflow), given every row.
         self._tracker = open_tracker(logger_config, self.logdir, json.loads(params))
