@@ -22,17 +22,17 @@ import numpy as np
 
 class RandomEnv(gym.Env[Any, Any]):
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        config = dict(config or {})
-        self.action_space = config.get("action_space", gym.spaces.Discrete(2))
-        self.observation_space = config.get("observation_space", gym.spaces.Discrete(2))
-        self.reward_space = config.get(
+        env_config = dict(config or {})
+        self.action_space = env_config.get("action_space", gym.spaces.Discrete(2))
+        self.observation_space = env_config.get("observation_space", gym.spaces.Discrete(2))
+        self.reward_space = env_config.get(
             "reward_space", gym.spaces.Box(-1.0, 1.0, shape=(), dtype=np.float32)
         )
-        self.static_samples = bool(config.get("static_samples", False))
-        terminated = config.get("p_terminated")
-        self.p_terminated = float(config.get("p_done", 0.1) if terminated is None else terminated)
-        self.max_episode_len = config.get("max_episode_len") or 0
-        self.check_action_bounds = bool(config.get("check_action_bounds", False))
+        self.static_samples = bool(env_config.get("static_samples", False))
+        chance = env_config.get("p_terminated")
+        self.p_terminated = float(env_config.get("p_done", 0.1) if chance is None else chance)
+        self.max_episode_len = env_config.get("max_episode_len") or 0
+        self.check_action_bounds = bool(env_config.get("check_action_bounds", False))
         self.steps = 0
         self._static: tuple[Any, Any] | None = None
 
