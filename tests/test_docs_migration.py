@@ -120,6 +120,7 @@ DOCUMENTED: dict[str, list[str]] = {
     "refused replay buffer keys (inert_keys.REFUSED_REPLAY_BUFFER_KEYS)": list(
         REFUSED_REPLAY_BUFFER_KEYS
     ),
+    "new API stack names refused (new_stack_names.NEW_STACK_REFUSED)": list(NEW_STACK_REFUSED),
     "RLlib 2.x keys refused (unknown_keys.DROPPED_KEYS)": [
         key for key in DROPPED_KEYS if key not in NEW_STACK_REFUSED
     ],
