@@ -20,6 +20,7 @@ from rlconf.cli import main
 from runtime import Algorithm
 from runtime.training.checkpoint_files import CheckpointError
 from runtime.training.checkpoint_manifest import MANIFEST_FILE
+from tests.test_cli import TRAIN_SMALL_PPO
 
 SMALL = {"num_workers": 0, "train_batch_size": 200, "sgd_minibatch_size": 100, "num_sgd_iter": 1}
 
@@ -137,13 +138,7 @@ def test_rlconf_train_goes_on_when_a_checkpoint_cannot_be_written_and_keeps_the_
     monkeypatch.setattr(checkpoint_files, "write_files", write_files)
     code = main(
         [
-            "train",
-            "--run",
-            "PPO",
-            "--env",
-            "CartPole-v1",
-            "--config",
-            json.dumps(SMALL),
+            *TRAIN_SMALL_PPO,
             "--stop",
             '{"training_iteration": 3}',
             "--checkpoint-freq",

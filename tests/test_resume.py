@@ -14,19 +14,13 @@ import pytest
 
 from rlconf.cli import main
 from tests import child_process
+from tests.test_cli import TRAIN_SMALL_PPO
 
-SMALL = {"num_workers": 0, "train_batch_size": 200, "sgd_minibatch_size": 100, "num_sgd_iter": 1}
 TRAIN = [
     sys.executable,
     "-m",
     "rlconf.cli",
-    "train",
-    "--run",
-    "PPO",
-    "--env",
-    "CartPole-v1",
-    "--config",
-    json.dumps(SMALL),
+    *TRAIN_SMALL_PPO,
     "--stop",
     '{"training_iteration": 6}',
     "--checkpoint-freq",

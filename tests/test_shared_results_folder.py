@@ -12,6 +12,7 @@ from pathlib import Path
 
 from runtime.results.result_logger import claim_logdir, planned_logdir
 from tests import child_process
+from tests.test_cli import TRAIN_SMALL_PPO
 
 
 def test_racing_claims_of_one_planned_name_each_get_a_folder_of_their_own(tmp_path: Path) -> None:
@@ -37,18 +38,11 @@ def test_racing_claims_of_one_planned_name_each_get_a_folder_of_their_own(tmp_pa
 
 
 def test_two_cli_runs_started_together_keep_their_own_files(tmp_path: Path) -> None:
-    config = {"num_workers": 0, "train_batch_size": 200, "sgd_minibatch_size": 100}
     command = [
         sys.executable,
         "-m",
         "rlconf.cli",
-        "train",
-        "--run",
-        "PPO",
-        "--env",
-        "CartPole-v1",
-        "--config",
-        json.dumps({**config, "num_sgd_iter": 1}),
+        *TRAIN_SMALL_PPO,
         "--stop",
         '{"training_iteration": 2}',
         "--checkpoint-at-end",

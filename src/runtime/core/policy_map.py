@@ -172,13 +172,14 @@ class PolicyMap(MutableMapping[str, TorchPolicy]):
             state["learner_tensors"] = sorted(learner_tensors)
             tensors.update({f"learner/{name}": t for name, t in learner_tensors.items()})
         path = self._entry(policy_id)
-        files.write_checkpoint(path, state, tensors)
+        # The cache is this process's own scratch space: no manifest (hashing every file of
+        # every eviction) to write or check.
+        files.write_checkpoint(path, state, tensors, manifest=False)
         return path
 
     def _load(self, policy_id: str) -> TorchPolicy:
         path = self._cached[policy_id]
         state = files.decode_floats(files.read_state(path))
-        files.verify_checkpoint(path)
         policy = self.make_policy(policy_id)
         policy.module.load_state_dict(files.read_tensors(path, "module", policy.device))
         policy.exploration.set_state(state.get("exploration", {}))

@@ -37,14 +37,16 @@ def write_checkpoint(
     state: Mapping[str, Any],
     tensors: Mapping[str, Mapping[str, Any]],
     arrays: Mapping[str, Mapping[str, Any]] | None = None,
+    manifest: bool = True,
 ) -> str:
     """Write ``state`` (JSON), ``tensors`` (file stem -> state dict) and ``arrays`` (file stem
-    -> named numpy arrays) atomically to ``path``."""
+    -> named numpy arrays) atomically to ``path``, with their manifest unless ``manifest`` is
+    False."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
-        write_files(tmp, state, tensors, arrays)
+        write_files(tmp, state, tensors, arrays, manifest=manifest)
         _fsync_dir(tmp)
         if target.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
@@ -66,9 +68,10 @@ def write_files(
     state: Mapping[str, Any],
     tensors: Mapping[str, Mapping[str, Any]],
     arrays: Mapping[str, Mapping[str, Any]] | None = None,
+    manifest: bool = True,
 ) -> None:
     """The files of a checkpoint; the state file after the others (it is what makes a folder
-    one), then the manifest of them all."""
+    one), then (unless ``manifest`` is False) the manifest of them all."""
     for stem, named in (arrays or {}).items():
         write_arrays(folder, stem, named)
     for stem, tensor_dict in tensors.items():
@@ -82,7 +85,8 @@ def write_files(
         json.dump({"format": FORMAT, **_jsonable(state)}, handle, indent=2, allow_nan=False)
         handle.flush()
         os.fsync(handle.fileno())
-    write_manifest(folder)
+    if manifest:
+        write_manifest(folder)
 
 
 def verify_checkpoint(path: str | os.PathLike[str]) -> None:
